@@ -1,0 +1,10 @@
+import type { Command } from "../command.js";
+
+// Not built yet: see the tracker. The command prints its planned flags and exits 2.
+export const command: Command = {
+  name: "emulate",
+  summary: "TODO",
+  available: false,
+  flags: {},
+  run: async () => 2,
+};

@@ -1,0 +1,50 @@
+import { KubemootError } from "../errors/index.js";
+import { parseFlags, renderHelp } from "./command.js";
+import { commandLoaders } from "./commands/index.js";
+
+const USAGE = `Usage: kubemoot-scheduler <command> [flags]
+
+Commands:
+  sidecar      scheduler API (gRPC, Connect, gRPC-Web, health) and the Ollama/OpenAI proxy
+  operator     provider prober/publisher and agent binder
+  standalone   operator + scheduler API + proxy in one process
+  demo         standalone + emulated GPUs + synthetic crews, with a live view (npm start)
+  emulate      an Ollama-API emulator over a simulated GPU
+  bind         dry run of the binder: manifests in, bindings as JSON
+  simulate     discrete-event simulation of scheduling policies
+  fleet        dry run of fleet placement of model replicas
+  topology     dry run of topology sources, profiles and gang admission
+
+Run 'kubemoot-scheduler <command> --help' for a command's flags.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return name ? 0 : 2;
+  }
+  const load = commandLoaders[name];
+  if (!load) {
+    process.stderr.write(`kubemoot-scheduler: unknown command "${name}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  const cmd = await load();
+  try {
+    const { values, positionals, help } = parseFlags(cmd, rest);
+    if (help) {
+      process.stdout.write(`${renderHelp(cmd)}\n`);
+      return 0;
+    }
+    if (!cmd.available) {
+      process.stderr.write(`kubemoot-scheduler ${name}: not yet available.\n\n${renderHelp(cmd)}\n`);
+      return 2;
+    }
+    return await cmd.run(values, positionals);
+  } catch (err) {
+    if (KubemootError.is(err)) {
+      process.stderr.write(`kubemoot-scheduler ${name}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

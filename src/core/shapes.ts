@@ -1,0 +1,97 @@
+// Wire shapes of the shared state (spec/state.md). Field names are Kubemoot's, byte-compatible
+// with its operator and Java runtime, so the state layer hands these values to the core
+// unchanged. All sizes are MiB; `*At` fields are as the spec gives them (RFC 3339 strings for
+// provider state and tickets' claimedAt, epoch milliseconds for leases and demand entries).
+
+/** Value of `kubemoot_provider_state/<provider>`, written by the operator's publisher. */
+export interface ProviderState {
+  name: string;
+  endpoint: string;
+  /** Parallel slots per loaded model (OLLAMA_NUM_PARALLEL), at least 1. */
+  maxParallel: number;
+  activeCount: number;
+  queueDepth: number;
+  loadedModels: string[];
+  ready: boolean;
+  /** RFC 3339 UTC; empty when unknown (an empty or unparsable value is never stale). */
+  lastProbedAt: string;
+  /** Total VRAM; 0 = unknown. */
+  totalVramMiB: number;
+  /** Resident models: MiB from /api/ps size_vram. */
+  loadedModelFootprintsMiB: Record<string, number>;
+  /** Models on disk but not loaded: MiB from /api/tags size. */
+  availableModelFootprintsMiB: Record<string, number>;
+  /** The provider's per-request context (OLLAMA_CONTEXT_LENGTH); 0 = unknown. */
+  contextLength: number;
+  /** Loaded models' context windows from /api/ps context_length. */
+  loadedModelContextLengths: Record<string, number>;
+}
+
+/** Value of `kubemoot_provider_tickets/<provider>__<ticketId>`. */
+export interface Ticket {
+  ticketId: string;
+  provider: string;
+  /** VRAM the model takes; a warm ticket records it too but claims no new room. */
+  modelFootprintMiB: number;
+  kvCacheFootprintMiB: number;
+  holderId: string;
+  /** ISO-8601. */
+  claimedAt: string;
+  modelName: string;
+  /** Victims this ticket plans to unload, with their footprints. */
+  evicts: Record<string, number>;
+  /** Our lease, epoch ms. Absent on Kubemoot's own tickets: they live until the bucket TTL. */
+  expiresAt?: number;
+  /**
+   * Ours: true when the ticket's model was not resident at claim time (a cold load in
+   * flight). Kubemoot's tickets lack it; readers then treat a ticket whose model is not
+   * resident as a cold load.
+   */
+  coldLoad?: boolean;
+}
+
+/** Value of `kubemoot_provider_tickets/residency__<provider>__<model>`. */
+export interface Residency {
+  provider: string;
+  modelName: string;
+  modelFootprintMiB: number;
+}
+
+/** `wait.<tok(model)>.<tok(ns/agent)>`: an agent waits for this model (10 min). */
+export interface WaitEntry {
+  kind: "wait";
+  model: string;
+  agent: string;
+  expiresAt: number;
+}
+
+/** `intent.<tok(model)>.<tok(ns/agent)>`: a thread plans to call this model (3 min). */
+export interface IntentEntry {
+  kind: "intent";
+  model: string;
+  agent: string;
+  thread: string;
+  expiresAt: number;
+}
+
+/** `use.<tok(model)>`: decayed rate of calls to this model (6 h). */
+export interface UseEntry {
+  kind: "use";
+  model: string;
+  agent: string;
+  rate: number;
+  updatedAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+}
+
+/** `sel.<tok(ns/crew)>.<tok(ns/agent)>`: decayed rate at which an agent is selected (6 h). */
+export interface SelEntry {
+  kind: "sel";
+  rate: number;
+  updatedAt: number;
+  expiresAt: number;
+  models: string[];
+}
+
+export type DemandEntry = WaitEntry | IntentEntry | UseEntry | SelEntry;

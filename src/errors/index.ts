@@ -1,0 +1,1 @@
+export { ErrorCode, invalidArgument, KubemootError, type KubemootErrorOptions } from "./kubemoot-error.js";
