@@ -1,0 +1,25 @@
+// KV-safe key tokens (spec/placement.md §8): NATS KV keys allow only a restricted alphabet,
+// so model and agent names are escaped reversibly. Letters, digits and '-' pass; any other
+// char up to 0xff becomes '_' + 2 hex digits; above 0xff '__' + 4 hex digits; empty → '_'.
+
+export function kvToken(s: string): string {
+  if (s.length === 0) return "_";
+  let out = "";
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (
+      (cp >= 0x30 && cp <= 0x39) ||
+      (cp >= 0x41 && cp <= 0x5a) ||
+      (cp >= 0x61 && cp <= 0x7a) ||
+      cp === 0x2d
+    ) {
+      out += ch;
+    } else if (cp <= 0xff) {
+      out += `_${cp.toString(16).padStart(2, "0")}`;
+    } else {
+      // Code points above 0xffff are written as their two UTF-16 units, 4 hex digits each.
+      for (let i = 0; i < ch.length; i++) out += `__${ch.charCodeAt(i).toString(16).padStart(4, "0")}`;
+    }
+  }
+  return out;
+}
