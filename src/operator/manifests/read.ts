@@ -1,0 +1,78 @@
+// Reading manifests from disk: every *.yaml, *.yml and *.json file under the given paths,
+// recursively, in sorted order (hidden files and directories skipped, symlinks followed once).
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import type { ProviderState } from "../../core/shapes.js";
+import { invalidArgument } from "../../errors/index.js";
+import {
+  type ManifestSet,
+  type ManifestSource,
+  manifestError,
+  type ParsedManifests,
+  parseManifests,
+} from "./parse.js";
+
+const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
+
+/** Manifest files under `paths` (files or directories), sorted within each directory. */
+export async function manifestFiles(paths: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  const visited = new Set<string>();
+  const walk = async (path: string, explicit: boolean): Promise<void> => {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch {
+      if (explicit) throw invalidArgument("manifests", `${path}: no such file or directory`);
+      return; // a dangling symlink inside a directory
+    }
+    const real = await realpath(path);
+    if (visited.has(real)) return;
+    visited.add(real);
+    if (info.isDirectory()) {
+      const entries = (await readdir(path)).filter((e) => !e.startsWith(".")).sort();
+      for (const e of entries) await walk(join(path, e), false);
+    } else if (explicit || EXTENSIONS.has(extname(path).toLowerCase())) {
+      out.push(path);
+    }
+  };
+  for (const p of paths) await walk(p, true);
+  return out;
+}
+
+/** Reads and parses the manifests under `paths`; invalid documents come back as issues. */
+export async function readManifests(paths: readonly string[]): Promise<ParsedManifests> {
+  const files = await manifestFiles(paths);
+  const sources: ManifestSource[] = [];
+  for (const file of files) sources.push({ file, text: await readFile(file, "utf8") });
+  return parseManifests(sources);
+}
+
+/** Like readManifests, but any issue throws a KubemootError (InvalidManifest) naming them. */
+export async function loadManifests(paths: readonly string[]): Promise<ManifestSet> {
+  const { set, issues } = await readManifests(paths);
+  if (issues.length > 0) throw manifestError(issues);
+  return set;
+}
+
+/** A provider state file (JSON or YAML): an object keyed by provider name, a list, or one state. */
+export async function loadProviderStateFile(file: string): Promise<ProviderState[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw invalidArgument("state", `${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  const { set, issues } = parseManifests([{ file, text }]);
+  const objects = set.models.length + set.providers.length + set.agents.length + set.policies.length;
+  if (objects + set.archetypes.length + set.skipped.length > 0) {
+    issues.push({
+      file,
+      document: 1,
+      field: "",
+      message: "expected provider state only, found Kubernetes objects",
+    });
+  }
+  if (issues.length > 0) throw manifestError(issues);
+  return set.providerStates;
+}
