@@ -1,0 +1,73 @@
+// Victim choice for an unload (spec/placement.md §5): only idle residents; the fewest that
+// make room; among equally few, least needed first; first without models agents wait for,
+// and only if that fails with them; at most 10 considered per pass.
+import { MAX_VICTIMS_CONSIDERED } from "./constants.js";
+import { compareLeastNeeded, type ModelDemand } from "./demand.js";
+import type { ProviderView } from "./snapshot.js";
+
+/** An idle resident that could be unloaded. */
+export interface VictimCandidate {
+  model: string;
+  /** MiB it frees. */
+  footprintMiB: number;
+  demand: ModelDemand | undefined;
+}
+
+/**
+ * Idle residents of a provider: no live ticket on it, not planned by another ticket, and not
+ * the requested model.
+ */
+export function idleResidents(
+  v: ProviderView,
+  requestedModel: string,
+  demand: ReadonlyMap<string, ModelDemand>,
+): VictimCandidate[] {
+  const out: VictimCandidate[] = [];
+  for (const [model, mib] of v.resident) {
+    if (model === requestedModel || v.byModel.has(model) || v.plannedVictims.has(model)) continue;
+    out.push({ model, footprintMiB: mib, demand: demand.get(model) });
+  }
+  return out;
+}
+
+/**
+ * The fewest of `pool` (already in least-needed order) whose footprints sum to ≥ need;
+ * among equally few, the first combination in that order (lexicographic by position).
+ */
+function fewestFirst(pool: readonly VictimCandidate[], needMiB: number): VictimCandidate[] | undefined {
+  // The minimum count: take the largest first until the need is met.
+  const sizes = pool.map((c) => c.footprintMiB).sort((a, b) => b - a);
+  let k = 0;
+  let sum = 0;
+  while (sum < needMiB && k < sizes.length) sum += sizes[k++]!;
+  if (sum < needMiB) return undefined;
+  const pick: number[] = [];
+  const search = (start: number, acc: number): boolean => {
+    if (pick.length === k) return acc >= needMiB;
+    for (let i = start; i <= pool.length - (k - pick.length); i++) {
+      pick.push(i);
+      if (search(i + 1, acc + pool[i]!.footprintMiB)) return true;
+      pick.pop();
+    }
+    return false;
+  };
+  return search(0, 0) ? pick.map((i) => pool[i]!) : undefined;
+}
+
+/**
+ * Victims freeing at least `needMiB`, or undefined when the idle residents cannot. A need
+ * of 0 or less needs no victim ([]).
+ */
+export function chooseVictims(
+  idle: readonly VictimCandidate[],
+  needMiB: number,
+  maxConsidered = MAX_VICTIMS_CONSIDERED,
+): VictimCandidate[] | undefined {
+  if (!(needMiB > 0)) return [];
+  const ordered = [...idle].sort((a, b) => compareLeastNeeded(a.model, a.demand, b.model, b.demand));
+  const unwaited = ordered.filter((c) => (c.demand?.waiters ?? 0) === 0);
+  const first = fewestFirst(unwaited.slice(0, maxConsidered), needMiB);
+  if (first !== undefined) return first;
+  if (unwaited.length === ordered.length) return undefined;
+  return fewestFirst(ordered.slice(0, maxConsidered), needMiB);
+}
