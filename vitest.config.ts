@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 // with longer timeouts and no file parallelism, since this machine has two cores.
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/summary-reporter.ts"],
     projects: [
       {
         test: {
