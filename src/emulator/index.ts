@@ -1,0 +1,40 @@
+// The Ollama-API emulator over one simulated GPU (spec/ollama.md). Public API.
+export type { EmulatorModelState, EmulatorState } from "./admin-api.js";
+export {
+  footprintMiB,
+  kvSlabMiB,
+  type ModelConfig,
+  type ModelSpec,
+  parseModelFlag,
+  resolveModel,
+} from "./catalog.js";
+export { type Clock, ManualClock, ScaledClock, type TimerHandle } from "./clock.js";
+export {
+  DEFAULTS,
+  type EmulatorOptions,
+  loadConfigFile,
+  modelList,
+  parseListen,
+  type ResolvedConfig,
+  resolveConfig,
+} from "./config.js";
+export { FAULT_KINDS, type FaultKind, type FaultRule, parseFaultFlag, validateFaultRules } from "./faults.js";
+export { parseGoDuration, parseKeepAlive } from "./go-duration.js";
+export {
+  type GpuConfig,
+  type GpuSnapshot,
+  type JobObserver,
+  type JobResult,
+  type JobSpec,
+  OllamaGpu,
+  type RunnerSnapshot,
+} from "./gpu.js";
+export { type EmulatorHandle, startEmulator } from "./server.js";
+export {
+  CHARS_PER_TOKEN,
+  chatPromptTokens,
+  countTextTokens,
+  generatePromptTokens,
+  truncateChat,
+  truncateTokens,
+} from "./tokenizer.js";

@@ -1,0 +1,237 @@
+// Ollama's native API over the GPU model: /api/chat, /api/generate, /api/ps, /api/tags,
+// /api/show, /api/version.
+
+import { BYTES_PER_MIB, modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import type {
+  OllamaModelDetails,
+  OllamaPsModel,
+  OllamaShowResponse,
+  OllamaTagModel,
+} from "../engines/ollama-wire.js";
+import type { ModelSpec } from "./catalog.js";
+import {
+  applyRequestFaults,
+  type EmulatorCore,
+  isoAt,
+  type RequestContext,
+  readRequestBody,
+} from "./core.js";
+import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { type FinishReason, ollamaSink, runInference } from "./inference.js";
+import { parseChatRequest, parseGenerateRequest, parseShowRequest } from "./requests.js";
+import { generatePromptTokens, hash32, truncateChat, truncateTokens } from "./tokenizer.js";
+
+/** Go's time.Duration(math.MaxInt64) in ms: what a "forever" keep_alive adds to now. */
+const FOREVER_MS = 9_223_372_036_854.775;
+
+export function modelDetails(spec: ModelSpec): OllamaModelDetails {
+  return {
+    parent_model: "",
+    format: "gguf",
+    family: spec.family,
+    families: [spec.family],
+    parameter_size: spec.parameterSize,
+    quantization_level: spec.quantization,
+  };
+}
+
+function lookup(core: EmulatorCore, name: string): ModelSpec {
+  const spec = core.catalog.get(normalizeModelName(name));
+  if (!spec) throw new HttpError(404, modelNotFoundMessage(name));
+  return spec;
+}
+
+/** Output length and done_reason: num_predict (> 0) at or below the natural length cuts it. */
+export function outputPlan(
+  defaultTokens: number,
+  numPredict: number | undefined,
+): { tokens: number; reason: FinishReason } {
+  if (numPredict !== undefined && numPredict > 0 && numPredict <= defaultTokens) {
+    return { tokens: numPredict, reason: "length" };
+  }
+  return { tokens: defaultTokens, reason: "stop" };
+}
+
+/** A load-only or unload request (no prompt / no messages), answered with one JSON object. */
+function loadOrUnload(
+  ctx: RequestContext,
+  api: "chat" | "generate",
+  spec: ModelSpec,
+  numCtx: number,
+  keepAliveMs: number | undefined,
+): void {
+  const { core, res } = ctx;
+  const answer = (reason: "load" | "unload") => {
+    const body = api === "chat" ? { message: { role: "assistant", content: "" } } : { response: "" };
+    sendJson(
+      res,
+      200,
+      api === "chat"
+        ? { model: spec.name, created_at: isoAt(core), ...body, done_reason: reason, done: true }
+        : { model: spec.name, created_at: isoAt(core), ...body, done: true, done_reason: reason },
+    );
+  };
+  if (keepAliveMs === 0) {
+    core.gpu.expire(spec.name);
+    answer("unload");
+    return;
+  }
+  if (res.destroyed || res.socket?.destroyed) return;
+  let finished = false;
+  const submitted = core.gpu.submit(
+    { model: spec.name, numCtx, keepAliveMs, kind: "load", promptTokens: 0, outputTokens: 0 },
+    {
+      onDone() {
+        finished = true;
+        answer("load");
+      },
+      onError(message, status) {
+        finished = true;
+        sendJson(res, status, { error: message });
+      },
+    },
+  );
+  if (!submitted.ok) {
+    sendJson(res, submitted.status, { error: submitted.message });
+    return;
+  }
+  const job = submitted.job;
+  res.on("close", () => {
+    if (!finished) job.cancel();
+  });
+}
+
+export async function handleChat(ctx: RequestContext): Promise<void> {
+  const { core } = ctx;
+  const req = parseChatRequest(parseJsonBody(await readRequestBody(ctx), "api.ChatRequest"));
+  const spec = lookup(core, req.model);
+  if (await applyRequestFaults(ctx, spec.name)) return;
+  const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
+  if (!req.messages || req.messages.length === 0) {
+    loadOrUnload(ctx, "chat", spec, numCtx, req.keepAliveMs);
+    return;
+  }
+  const toolsTokens = req.toolsJson ? Math.ceil(req.toolsJson.length / 3.5) : 0;
+  const cut = truncateChat(req.messages, req.truncate ? numCtx : Number.MAX_SAFE_INTEGER, toolsTokens);
+  if (!req.truncate && cut.renderedTokens > numCtx) {
+    throw new HttpError(400, "the input length exceeds the context length");
+  }
+  // num_keep only chooses which tokens survive a cut, never how many: min(prompt, num_ctx).
+  const evaluated = Math.min(cut.renderedTokens, numCtx);
+  const plan = outputPlan(core.config.outputTokens, req.options.numPredict);
+  const last = req.messages[req.messages.length - 1];
+  runInference(core, ctx.res, ollamaSink(core, ctx.res, "chat", spec.name, req.stream), {
+    path: ctx.path,
+    model: spec.name,
+    numCtx,
+    keepAliveMs: req.keepAliveMs,
+    promptTokens: evaluated,
+    outputTokens: plan.tokens,
+    reason: plan.reason,
+    seed: hash32(`${spec.name}\n${last?.content ?? ""}`),
+  });
+}
+
+export async function handleGenerate(ctx: RequestContext): Promise<void> {
+  const { core } = ctx;
+  const req = parseGenerateRequest(parseJsonBody(await readRequestBody(ctx), "api.GenerateRequest"));
+  const spec = lookup(core, req.model);
+  if (await applyRequestFaults(ctx, spec.name)) return;
+  const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
+  if (req.prompt === "") {
+    loadOrUnload(ctx, "generate", spec, numCtx, req.keepAliveMs);
+    return;
+  }
+  const tokens = generatePromptTokens(req.prompt, req.system, req.raw);
+  if (!req.truncate && tokens > numCtx)
+    throw new HttpError(400, "the input length exceeds the context length");
+  const evaluated = truncateTokens(tokens, numCtx, req.options.numKeep).evaluated;
+  const plan = outputPlan(core.config.outputTokens, req.options.numPredict);
+  runInference(core, ctx.res, ollamaSink(core, ctx.res, "generate", spec.name, req.stream), {
+    path: ctx.path,
+    model: spec.name,
+    numCtx,
+    keepAliveMs: req.keepAliveMs,
+    promptTokens: evaluated,
+    outputTokens: plan.tokens,
+    reason: plan.reason,
+    seed: hash32(`${spec.name}\n${req.prompt}`),
+  });
+}
+
+export function psModels(core: EmulatorCore): OllamaPsModel[] {
+  const now = core.clock.now();
+  const wallNow = core.clock.wallTimeOf(now);
+  const rows = core.gpu.resident().map((r) => {
+    const expiresWall =
+      r.expiresAt === Number.POSITIVE_INFINITY ? wallNow + FOREVER_MS : core.clock.wallTimeOf(r.expiresAt);
+    const bytes = r.footprintMiB * BYTES_PER_MIB;
+    return {
+      expiresWall,
+      entry: {
+        name: r.model,
+        model: r.model,
+        size: bytes,
+        digest: r.digest,
+        details: modelDetails(r.spec),
+        expires_at: new Date(expiresWall).toISOString(),
+        size_vram: bytes,
+        context_length: r.numCtx,
+      } satisfies OllamaPsModel,
+    };
+  });
+  rows.sort((a, b) => b.expiresWall - a.expiresWall || a.entry.name.localeCompare(b.entry.name));
+  return rows.map((r) => r.entry);
+}
+
+export async function handlePs(ctx: RequestContext): Promise<void> {
+  if (await applyRequestFaults(ctx)) return;
+  sendJson(ctx.res, 200, { models: psModels(ctx.core) });
+}
+
+export function tagModels(core: EmulatorCore): OllamaTagModel[] {
+  const modified = new Date(core.startedAt).toISOString();
+  return [...core.catalog.values()].map((spec) => ({
+    name: spec.name,
+    model: spec.name,
+    modified_at: modified,
+    size: Math.round(spec.onDiskMiB * BYTES_PER_MIB),
+    digest: spec.digest,
+    details: modelDetails(spec),
+  }));
+}
+
+export async function handleTags(ctx: RequestContext): Promise<void> {
+  if (await applyRequestFaults(ctx)) return;
+  sendJson(ctx.res, 200, { models: tagModels(ctx.core) });
+}
+
+export async function handleVersion(ctx: RequestContext): Promise<void> {
+  if (await applyRequestFaults(ctx)) return;
+  sendJson(ctx.res, 200, { version: ctx.core.config.version });
+}
+
+export async function handleShow(ctx: RequestContext): Promise<void> {
+  const { core } = ctx;
+  const name = parseShowRequest(parseJsonBody(await readRequestBody(ctx), "api.ShowRequest"));
+  const spec = lookup(core, name);
+  if (await applyRequestFaults(ctx, spec.name)) return;
+  const body: OllamaShowResponse = {
+    license: "",
+    modelfile: `# Modelfile of the Kubemoot emulator\nFROM ${spec.name}\n`,
+    parameters: "",
+    template: "{{ .Prompt }}",
+    details: modelDetails(spec),
+    model_info: {
+      "general.architecture": spec.family,
+      "general.parameter_count": spec.parameterCount,
+      "general.quantization_version": 2,
+      [`${spec.family}.context_length`]: spec.contextLength,
+      "kubemoot.emulator.kv_mib_per_token": spec.kvMiBPerToken,
+      "kubemoot.emulator.weights_mib": spec.weightsMiB,
+    },
+    capabilities: ["completion"],
+    modified_at: new Date(core.startedAt).toISOString(),
+  };
+  sendJson(ctx.res, 200, body);
+}

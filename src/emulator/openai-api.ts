@@ -1,0 +1,48 @@
+// Ollama's OpenAI-compatible endpoints: POST /v1/chat/completions (SSE when streaming) and
+// GET /v1/models. Like Ollama, these requests cannot set num_ctx: they run at the server's
+// default context, so mixing them with /api/chat calls that set num_ctx reloads the model.
+import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
+import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { openaiSink, runInference } from "./inference.js";
+import { outputPlan } from "./ollama-api.js";
+import { parseOpenAIChatRequest } from "./requests.js";
+import { hash32, truncateChat } from "./tokenizer.js";
+
+export async function handleChatCompletions(ctx: RequestContext): Promise<void> {
+  const { core } = ctx;
+  const req = parseOpenAIChatRequest(
+    parseJsonBody(await readRequestBody(ctx), "openai.ChatCompletionRequest"),
+  );
+  const spec = core.catalog.get(normalizeModelName(req.model));
+  if (!spec) throw new HttpError(404, modelNotFoundMessage(req.model));
+  if (await applyRequestFaults(ctx, spec.name)) return;
+  const numCtx = core.gpu.effectiveNumCtx(spec.name);
+  const cut = truncateChat(req.messages, numCtx);
+  const plan = outputPlan(core.config.outputTokens, req.maxTokens);
+  const last = req.messages[req.messages.length - 1];
+  runInference(core, ctx.res, openaiSink(core, ctx.res, spec.name, req.stream, req.includeUsage), {
+    path: ctx.path,
+    model: spec.name,
+    numCtx,
+    keepAliveMs: undefined,
+    promptTokens: Math.min(cut.renderedTokens, numCtx),
+    outputTokens: plan.tokens,
+    reason: plan.reason,
+    seed: hash32(`${spec.name}\n${last?.content ?? ""}`),
+  });
+}
+
+export async function handleModels(ctx: RequestContext): Promise<void> {
+  if (await applyRequestFaults(ctx)) return;
+  const created = Math.floor(ctx.core.startedAt / 1000);
+  sendJson(ctx.res, 200, {
+    object: "list",
+    data: [...ctx.core.catalog.values()].map((spec) => ({
+      id: spec.name,
+      object: "model",
+      created,
+      owned_by: spec.name.includes("/") ? (spec.name.split("/").slice(-2, -1)[0] ?? "library") : "library",
+    })),
+  });
+}

@@ -1,0 +1,47 @@
+// Typed failures of inference-server calls. Callers branch on `kind` (and the KubemootError
+// `code`), never on message text.
+import { ErrorCode, KubemootError } from "../errors/index.js";
+
+export type EngineErrorKind =
+  /** Nothing listens there (ECONNREFUSED) or the host is unknown. */
+  | "refused"
+  /** Connecting, the headers or the body took longer than allowed. */
+  | "timeout"
+  /** The connection broke (reset, closed mid-answer). */
+  | "network"
+  /** The server answered with an error status. */
+  | "http"
+  /** The answer is not what the API documents (not JSON, wrong shape). */
+  | "protocol";
+
+export class EngineError extends KubemootError {
+  readonly kind: EngineErrorKind;
+  /** HTTP status for kind "http". */
+  readonly status: number | undefined;
+  /** Base URL of the server. */
+  readonly endpoint: string;
+  /** What was being done, e.g. "GET /api/ps". */
+  readonly operation: string;
+
+  constructor(
+    kind: EngineErrorKind,
+    message: string,
+    details: { endpoint: string; operation: string; status?: number; cause?: unknown },
+  ) {
+    const code =
+      kind === "timeout"
+        ? ErrorCode.Timeout
+        : details.status === 404
+          ? ErrorCode.NotFound
+          : ErrorCode.ProviderFailure;
+    super(code, `${details.operation} ${details.endpoint}: ${message}`, { cause: details.cause });
+    this.kind = kind;
+    this.status = details.status;
+    this.endpoint = details.endpoint;
+    this.operation = details.operation;
+  }
+}
+
+export function isEngineError(err: unknown, kind?: EngineErrorKind): err is EngineError {
+  return err instanceof EngineError && (kind === undefined || err.kind === kind);
+}

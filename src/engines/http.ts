@@ -1,0 +1,92 @@
+// One HTTP call over undici with a deadline, mapped onto EngineError.
+import { type Dispatcher, request } from "undici";
+import { EngineError } from "./errors.js";
+
+export interface CallOptions {
+  method: "GET" | "POST" | "HEAD";
+  path: string;
+  body?: unknown;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
+export interface CallResult {
+  status: number;
+  text: string;
+}
+
+const REFUSED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const TIMEOUTS = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "ETIMEDOUT",
+  "ABORT_ERR",
+]);
+
+function errCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "") return code;
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) e = errors[0];
+    else e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Sends one request; throws EngineError for refusals, timeouts and broken connections. */
+export async function call(
+  dispatcher: Dispatcher,
+  baseUrl: string,
+  opts: CallOptions,
+  headersExtra?: Record<string, string>,
+): Promise<CallResult> {
+  const operation = `${opts.method} ${opts.path}`;
+  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([deadline, opts.signal]) : deadline;
+  const headers: Record<string, string> = { accept: "application/json", ...headersExtra, ...opts.headers };
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] = "application/json";
+  }
+  try {
+    const res = await request(new URL(opts.path, baseUrl), {
+      method: opts.method,
+      headers,
+      body,
+      dispatcher,
+      signal,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, text };
+  } catch (err) {
+    const code = errCode(err);
+    const name = (err as { name?: string } | null)?.name;
+    if (deadline.aborted || name === "TimeoutError" || (code !== undefined && TIMEOUTS.has(code))) {
+      throw new EngineError("timeout", `no answer within ${opts.timeoutMs} ms`, {
+        endpoint: baseUrl,
+        operation,
+        cause: err,
+      });
+    }
+    if (opts.signal?.aborted) throw err;
+    if (code !== undefined && REFUSED.has(code)) {
+      throw new EngineError("refused", `connection refused (${code})`, {
+        endpoint: baseUrl,
+        operation,
+        cause: err,
+      });
+    }
+    throw new EngineError("network", (err as Error)?.message ?? String(err), {
+      endpoint: baseUrl,
+      operation,
+      cause: err,
+    });
+  }
+}
