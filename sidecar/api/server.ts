@@ -1,0 +1,139 @@
+// One port for every way of calling the sidecar: gRPC over HTTP/2 (served by grpc-js, with
+// grpc.health.v1 and server reflection) and, over HTTP/1.1, Connect JSON and gRPC-Web (served by
+// connect-node) plus /metrics, /healthz (liveness) and /readyz (readiness). The first bytes of
+// each connection decide: an HTTP/2 client preface starts with "PRI".
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation } from "grpc-health-check";
+import { SchedulerService } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { grpcService } from "./grpc-adapter.js";
+import { protoRoot } from "./proto-path.js";
+
+export interface ApiServerOptions {
+  /** Host to listen on; 127.0.0.1 by default (the agent is in the same pod). */
+  host: string;
+  /** Port; 0 picks a free one. */
+  port: number;
+  impl: ServiceImpl<typeof SchedulerService>;
+  /** Prometheus text for GET /metrics. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** Largest request body accepted on HTTP/1.1 (bytes); default 4 MiB. */
+  maxBodyBytes?: number;
+  onInternalError?: (err: unknown, method: string) => void;
+}
+
+export interface ApiServer {
+  readonly port: number;
+  readonly address: string;
+  /** Readiness goes NOT_SERVING (gRPC health and /readyz); liveness stays up. */
+  setServing(serving: boolean): void;
+  close(): Promise<void>;
+}
+
+const SERVICE_NAME = SchedulerService.typeName;
+
+export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const shutdown = new AbortController();
+  let serving = true;
+
+  const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": opts.maxBodyBytes ?? 4 << 20 });
+  const { definition, handlers } = grpcService(SchedulerService, opts.impl as never, {
+    shutdownSignal: shutdown.signal,
+    onInternalError: (err, m) => opts.onInternalError?.(err, m.name),
+  });
+  grpcServer.addService(definition, handlers);
+  const health = new HealthImplementation({ "": "SERVING", [SERVICE_NAME]: "SERVING" });
+  health.addToServer(grpcServer);
+  const root = protoRoot();
+  const pkg = protoLoader.loadSync(path.join(root, "kubemoot/scheduler/v1/scheduler.proto"), {
+    includeDirs: [root],
+  });
+  new ReflectionService(pkg).addToServer(grpcServer);
+  const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+
+  const connectHandler = connectNodeAdapter({
+    routes: (router) => router.service(SchedulerService, opts.impl),
+    grpc: false, // gRPC goes to grpc-js over HTTP/2; HTTP/1.1 carries Connect and gRPC-Web.
+    readMaxBytes: opts.maxBodyBytes ?? 4 << 20,
+    shutdownSignal: shutdown.signal,
+    fallback: (req, res) => plainRoutes(req as http.IncomingMessage, res as http.ServerResponse),
+  });
+  const plainRoutes = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && url === "/healthz") return json(res, 200, { status: "ok" });
+    if (req.method === "GET" && url === "/readyz") {
+      return json(res, serving ? 200 : 503, { status: serving ? "serving" : "draining" });
+    }
+    if (req.method === "GET" && url === "/metrics" && opts.metrics) {
+      opts.metrics().then(
+        (m) => {
+          res.writeHead(200, { "content-type": m.contentType });
+          res.end(m.body);
+        },
+        (err) => json(res, 500, { error: String(err) }),
+      );
+      return;
+    }
+    json(res, 404, { error: `no route for ${req.method} ${url}` });
+  };
+  const http1 = http.createServer({ keepAliveTimeout: 65_000 }, connectHandler);
+
+  const sockets = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      if (head.length < 3) return;
+      socket.off("data", onData);
+      socket.pause();
+      socket.unshift(head);
+      // HTTP/2 sessions take already-buffered bytes from the socket themselves; resuming it
+      // here would hand them to a 'data' listener instead.
+      if (head.subarray(0, 3).toString("latin1") === "PRI") injector.injectConnection(socket);
+      else {
+        http1.emit("connection", socket);
+        socket.resume();
+      }
+    };
+    socket.on("data", onData);
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once("error", reject);
+    front.listen(opts.port, opts.host, () => resolve());
+  });
+  const addr = front.address() as net.AddressInfo;
+
+  return {
+    port: addr.port,
+    address: `${opts.host}:${addr.port}`,
+    setServing(s) {
+      serving = s;
+      const status = s ? "SERVING" : "NOT_SERVING";
+      health.setStatus("", status);
+      health.setStatus(SERVICE_NAME, status);
+    },
+    async close() {
+      shutdown.abort();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+      await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
+      injector.destroy();
+      http1.closeAllConnections();
+      await new Promise<void>((resolve) => http1.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}

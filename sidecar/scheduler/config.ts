@@ -1,0 +1,129 @@
+// The sidecar's scheduling configuration: the KUBEMOOT_* variables of the specs, each with a
+// documented default, validated at start with a message that names the variable.
+import { type Candidate, parseCandidates } from "../../src/core/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+
+export interface StaticBinding {
+  model: string;
+  endpoint: string;
+}
+
+export interface SchedulerConfig {
+  /** This sidecar's agent, "namespace/name" (KUBEMOOT_NAMESPACE + KUBEMOOT_AGENT_NAME). */
+  agent: string;
+  /** The agent's crew, "namespace/name" (KUBEMOOT_CREW); empty = no selection entries. */
+  crew: string;
+  /** KUBEMOOT_MODEL_CANDIDATES_MULLING: used when a request names no candidates. */
+  candidatesMulling: Candidate[];
+  /** KUBEMOOT_MODEL_CANDIDATES_TRIAGE. */
+  candidatesTriage: Candidate[];
+  /** KUBEMOOT_MODEL_CANDIDATE_TOLERANCE, points; default 10. */
+  tolerance: number;
+  /** KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (default KUBEMOOT_DISCUSS_SYNTHESIS_TIMEOUT_SECONDS, 90). */
+  waitLimitS: number;
+  /** KUBEMOOT_TICKET_LEASE_SECONDS; default 150 (call timeout 120 s + 30 s). */
+  leaseS: number;
+  /** KUBEMOOT_MODEL_MODEL + KUBEMOOT_MODEL_ENDPOINT: the static binding for cannot_wait calls. */
+  staticMulling: StaticBinding | undefined;
+  /** KUBEMOOT_TRIAGE_MODEL_MODEL_ID + KUBEMOOT_TRIAGE_MODEL_ENDPOINT. */
+  staticTriage: StaticBinding | undefined;
+  /** Held plans are released after this long unused (ms); default 3 minutes. */
+  heldPlanTtlMs: number;
+  /** How many times Place re-plans after a lost claim before answering gpu-busy; default 4. */
+  claimReplans: number;
+}
+
+export const SCHEDULER_ENV = {
+  namespace: "KUBEMOOT_NAMESPACE",
+  agentName: "KUBEMOOT_AGENT_NAME",
+  crew: "KUBEMOOT_CREW",
+  candidatesMulling: "KUBEMOOT_MODEL_CANDIDATES_MULLING",
+  candidatesTriage: "KUBEMOOT_MODEL_CANDIDATES_TRIAGE",
+  tolerance: "KUBEMOOT_MODEL_CANDIDATE_TOLERANCE",
+  waitLimit: "KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS",
+  synthesisTimeout: "KUBEMOOT_DISCUSS_SYNTHESIS_TIMEOUT_SECONDS",
+  lease: "KUBEMOOT_TICKET_LEASE_SECONDS",
+  staticModel: "KUBEMOOT_MODEL_MODEL",
+  staticEndpoint: "KUBEMOOT_MODEL_ENDPOINT",
+  triageModel: "KUBEMOOT_TRIAGE_MODEL_MODEL_ID",
+  triageEndpoint: "KUBEMOOT_TRIAGE_MODEL_ENDPOINT",
+} as const;
+
+const AGENT_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-zA-Z0-9]([-a-zA-Z0-9._]*[a-zA-Z0-9])?$/;
+
+/** Whether `s` is a "namespace/name" agent reference. */
+export function isAgentRef(s: string): boolean {
+  return AGENT_RE.test(s);
+}
+
+function invalid(name: string, message: string): KubemootError {
+  return new KubemootError(ErrorCode.InvalidConfig, `${name}: ${message}`, { field: name });
+}
+
+function numberVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw invalid(name, `expected a number ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+function candidatesVar(env: NodeJS.ProcessEnv, name: string): Candidate[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return [];
+  const parsed = parseCandidates(raw);
+  if (parsed.candidates.length === 0) {
+    throw invalid(
+      name,
+      `${parsed.reason ?? "no candidates"} (expected e.g. [{"model":"qwen3:14b","score":60}])`,
+    );
+  }
+  return parsed.candidates;
+}
+
+function staticVar(env: NodeJS.ProcessEnv, modelVar: string, endpointVar: string): StaticBinding | undefined {
+  const model = env[modelVar]?.trim() ?? "";
+  const endpoint = env[endpointVar]?.trim() ?? "";
+  if (!model && !endpoint) return undefined;
+  if (!model || !endpoint)
+    throw invalid(model ? endpointVar : modelVar, `set together with ${model ? modelVar : endpointVar}`);
+  try {
+    new URL(endpoint);
+  } catch {
+    throw invalid(endpointVar, `not a URL: "${endpoint}"`);
+  }
+  return { model, endpoint };
+}
+
+/** Reads and validates the configuration; `agentFlag` (--agent) wins over the env pair. */
+export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: string): SchedulerConfig {
+  let agent = agentFlag?.trim() ?? "";
+  if (!agent) {
+    const ns = env[SCHEDULER_ENV.namespace]?.trim() ?? "";
+    const name = env[SCHEDULER_ENV.agentName]?.trim() ?? "";
+    if (ns && name) agent = `${ns}/${name}`;
+    else if (ns || name) {
+      throw invalid(
+        ns ? SCHEDULER_ENV.agentName : SCHEDULER_ENV.namespace,
+        "set both KUBEMOOT_NAMESPACE and KUBEMOOT_AGENT_NAME",
+      );
+    }
+  }
+  if (agent && !isAgentRef(agent)) throw invalid("--agent", `expected NAMESPACE/NAME, got "${agent}"`);
+  const crew = env[SCHEDULER_ENV.crew]?.trim() ?? "";
+  if (crew && !isAgentRef(crew)) throw invalid(SCHEDULER_ENV.crew, `expected NAMESPACE/NAME, got "${crew}"`);
+  const synthesis = numberVar(env, SCHEDULER_ENV.synthesisTimeout, 90, 1);
+  return {
+    agent,
+    crew,
+    candidatesMulling: candidatesVar(env, SCHEDULER_ENV.candidatesMulling),
+    candidatesTriage: candidatesVar(env, SCHEDULER_ENV.candidatesTriage),
+    tolerance: numberVar(env, SCHEDULER_ENV.tolerance, 10, Number.NEGATIVE_INFINITY),
+    waitLimitS: numberVar(env, SCHEDULER_ENV.waitLimit, synthesis, 0),
+    leaseS: numberVar(env, SCHEDULER_ENV.lease, 150, 1),
+    staticMulling: staticVar(env, SCHEDULER_ENV.staticModel, SCHEDULER_ENV.staticEndpoint),
+    staticTriage: staticVar(env, SCHEDULER_ENV.triageModel, SCHEDULER_ENV.triageEndpoint),
+    heldPlanTtlMs: 3 * 60_000,
+    claimReplans: 4,
+  };
+}

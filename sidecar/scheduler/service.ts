@@ -1,0 +1,268 @@
+// The SchedulerService implementation over the transport-agnostic Scheduler: validates every
+// request (INVALID_ARGUMENT naming the field), maps proto messages to and from the scheduler's
+// types, and maps our error family onto RPC codes. Served by grpc-js and connect-node alike.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { Candidate } from "../../src/core/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import {
+  type PlacementSchema,
+  Refusal_Reason,
+  type RefusalSchema,
+  type SchedulerService,
+} from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { isAgentRef } from "./config.js";
+import type { Phase, PlaceInput, PlacementOut, RefusalOut, Scheduler } from "./scheduler.js";
+
+const MAX_ID_LENGTH = 256;
+const MAX_CANDIDATES = 64;
+/** Renew may extend a lease by at most this much (s): a longer call renews again. */
+const MAX_EXTEND_S = 3600;
+
+function bad(field: string, message: string): ConnectError {
+  return new ConnectError(`${field}: ${message}`, Code.InvalidArgument);
+}
+
+function nonNegative(field: string, v: bigint): number {
+  if (v < 0n) throw bad(field, `must be ≥ 0, got ${v}`);
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw bad(field, `too large: ${v}`);
+  return Number(v);
+}
+
+function id(field: string, v: string, required: boolean): string {
+  if (required && v === "") throw bad(field, "must not be empty");
+  if (v.length > MAX_ID_LENGTH) throw bad(field, `longer than ${MAX_ID_LENGTH} characters`);
+  return v;
+}
+
+function phaseOf(v: string): Phase {
+  if (v === "" || v === "mulling") return "mulling";
+  if (v === "triage") return "triage";
+  throw bad("phase", `unknown phase "${v}" (want "mulling" or "triage")`);
+}
+
+function candidatesOf(list: readonly { model: string; score: number }[]): Candidate[] {
+  if (list.length > MAX_CANDIDATES) throw bad("candidates", `more than ${MAX_CANDIDATES} entries`);
+  return list.map((c, i) => {
+    if (c.model.trim() === "") throw bad(`candidates[${i}].model`, "must not be empty");
+    if (c.model.length > MAX_ID_LENGTH) throw bad(`candidates[${i}].model`, "too long");
+    return { model: c.model, score: c.score };
+  });
+}
+
+function agentOf(given: string, scheduler: Scheduler): string {
+  const agent = given || scheduler.config.agent;
+  if (agent === "") throw bad("agent", "empty, and this sidecar has no agent configured (--agent)");
+  if (!isAgentRef(agent)) throw bad("agent", `expected "namespace/name", got "${agent}"`);
+  return agent;
+}
+
+interface PlaceLike {
+  agent: string;
+  threadId: string;
+  phase: string;
+  candidates: { model: string; score: number }[];
+  tolerance?: bigint;
+  promptTokens: bigint;
+  promptChars: bigint;
+  maxOutputTokens: bigint;
+  cannotWait: boolean;
+}
+
+export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
+  const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
+  return {
+    agent: agentOf(req.agent, scheduler),
+    threadId: id("thread_id", req.threadId, false),
+    phase: phaseOf(req.phase),
+    candidates: candidatesOf(req.candidates),
+    ...(tolerance !== undefined ? { tolerance } : {}),
+    promptTokens: nonNegative("prompt_tokens", req.promptTokens),
+    promptChars: nonNegative("prompt_chars", req.promptChars),
+    maxOutputTokens: nonNegative("max_output_tokens", req.maxOutputTokens),
+    cannotWait: req.cannotWait,
+  };
+}
+
+export function placementMessage(p: PlacementOut): MessageInitShape<typeof PlacementSchema> {
+  return {
+    ticketId: p.ticketId,
+    provider: p.provider,
+    endpoint: p.endpoint,
+    model: p.model,
+    coldLoad: p.coldLoad,
+    evicted: p.evicted,
+    footprintMib: BigInt(Math.round(p.footprintMiB)),
+    contextLength: BigInt(Math.round(p.contextLength)),
+    ...(p.expiresAtMs > 0 ? { expiresAt: timestampFromMs(p.expiresAtMs) } : {}),
+    fromPlan: p.fromPlan,
+    staticFallback: p.staticFallback,
+  };
+}
+
+const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
+  "gpu-busy": Refusal_Reason.GPU_BUSY,
+  "model-too-large": Refusal_Reason.MODEL_TOO_LARGE,
+  "prompt-too-large": Refusal_Reason.PROMPT_TOO_LARGE,
+};
+
+export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSchema> {
+  return {
+    reason: REASONS[r.reason],
+    model: r.model,
+    message: r.message,
+    largestContext: BigInt(Math.round(r.largestContext)),
+    promptTokens: BigInt(Math.round(r.promptTokens)),
+  };
+}
+
+/** Maps our error family onto RPC codes; anything else is INTERNAL. */
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  if (KubemootError.is(err)) {
+    const code =
+      err.code === ErrorCode.InvalidArgument
+        ? Code.InvalidArgument
+        : err.code === ErrorCode.NotFound
+          ? Code.NotFound
+          : err.code === ErrorCode.StateUnavailable || err.code === ErrorCode.ShuttingDown
+            ? Code.Unavailable
+            : err.code === ErrorCode.Timeout
+              ? Code.DeadlineExceeded
+              : Code.Internal;
+    return new ConnectError(err.message, code, undefined, undefined, err);
+  }
+  return new ConnectError(
+    err instanceof Error ? err.message : String(err),
+    Code.Internal,
+    undefined,
+    undefined,
+    err,
+  );
+}
+
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toConnectError(err);
+  }
+}
+
+export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof SchedulerService> {
+  return {
+    place: (req) =>
+      guard(async () => {
+        const out = await scheduler.place(placeInputOf(req, scheduler));
+        return out.kind === "placed"
+          ? { result: { case: "placement", value: placementMessage(out.placement) } }
+          : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
+      }),
+
+    async *wait(req, ctx) {
+      let input: PlaceInput;
+      let limit: number;
+      try {
+        input = placeInputOf(req, scheduler);
+        limit = nonNegative("limit_seconds", req.limitSeconds);
+      } catch (err) {
+        throw toConnectError(err);
+      }
+      try {
+        for await (const ev of scheduler.wait(input, ctx.signal, limit)) {
+          if (ev.kind === "waiting") {
+            yield {
+              event: {
+                case: "waiting",
+                value: { refusal: refusalMessage(ev.refusal), deadline: timestampFromMs(ev.deadlineMs) },
+              },
+            };
+          } else if (ev.kind === "placed") {
+            yield { event: { case: "placed", value: placementMessage(ev.placement) } };
+          } else {
+            yield { event: { case: "standAside", value: refusalMessage(ev.refusal) } };
+          }
+        }
+      } catch (err) {
+        throw toConnectError(err);
+      }
+    },
+
+    release: (req) =>
+      guard(async () => ({
+        released: await scheduler.release({
+          ticketId: id("ticket_id", req.ticketId, true),
+          success: req.success,
+          latencyMs: nonNegative("latency_ms", req.latencyMs),
+          promptTokens: nonNegative("prompt_tokens", req.promptTokens),
+          promptChars: nonNegative("prompt_chars", req.promptChars),
+          outputTokens: nonNegative("output_tokens", req.outputTokens),
+          error: req.error,
+        }),
+      })),
+
+    renew: (req) =>
+      guard(async () => {
+        const extend = nonNegative("extend_seconds", req.extendSeconds);
+        if (extend > MAX_EXTEND_S) throw bad("extend_seconds", `at most ${MAX_EXTEND_S}`);
+        const expires = await scheduler.renew(id("ticket_id", req.ticketId, true), extend);
+        return { expiresAt: timestampFromMs(expires) };
+      }),
+
+    commit: (req) =>
+      guard(async () => {
+        const crew = req.crew;
+        if (crew && !isAgentRef(crew)) throw bad("crew", `expected "namespace/name", got "${crew}"`);
+        const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
+        const out = await scheduler.commit({
+          agent: agentOf(req.agent, scheduler),
+          threadId: id("thread_id", req.threadId, true),
+          phase: phaseOf(req.phase),
+          candidates: candidatesOf(req.candidates),
+          ...(tolerance !== undefined ? { tolerance } : {}),
+          crew,
+          promptChars: nonNegative("prompt_chars", req.promptChars),
+        });
+        return out.kind === "placed"
+          ? { result: { case: "planned", value: placementMessage(out.placement) } }
+          : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
+      }),
+
+    endThread: (req) =>
+      guard(async () => ({
+        releasedTickets: await scheduler.endThread(
+          agentOf(req.agent, scheduler),
+          id("thread_id", req.threadId, true),
+        ),
+      })),
+
+    attribute: (req) =>
+      guard(async () => {
+        const a = scheduler.attribute(id("ticket_id", req.ticketId, true));
+        if (!a)
+          throw new ConnectError(
+            `ticket_id: no attribution for "${req.ticketId}" on this sidecar`,
+            Code.NotFound,
+          );
+        return {
+          ticketId: a.ticketId,
+          provider: a.provider,
+          endpoint: a.endpoint,
+          model: a.model,
+          evicted: a.evicted,
+          coldLoad: a.coldLoad,
+          queueWaitMs: BigInt(Math.round(a.queueWaitMs)),
+          placedAt: timestampFromMs(a.placedAtMs),
+          ...(a.releasedAtMs > 0 ? { releasedAt: timestampFromMs(a.releasedAtMs) } : {}),
+          latencyMs: BigInt(Math.round(a.latencyMs)),
+          estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
+          promptTokens: BigInt(a.promptTokens),
+          truncated: a.truncated,
+          success: a.success,
+          error: a.error,
+          fromPlan: a.fromPlan,
+        };
+      }),
+  };
+}

@@ -1,0 +1,7 @@
+export {
+  ProviderPublisher,
+  type ProviderStateSink,
+  type PublishedProvider,
+  type PublisherLogger,
+  type PublisherOptions,
+} from "./publisher.js";
