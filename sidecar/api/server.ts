@@ -123,12 +123,25 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     },
     async close() {
       shutdown.abort();
-      await new Promise<void>((resolve) => front.close(() => resolve()));
-      await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
+      // Stop accepting first; the listener's own close resolves only once every connection
+      // it handed out has ended, so it is awaited last.
+      const frontClosed = new Promise<void>((resolve) => front.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          grpcServer.forceShutdown();
+          resolve();
+        }, 5_000);
+        force.unref();
+        grpcServer.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
       injector.destroy();
       http1.closeAllConnections();
-      await new Promise<void>((resolve) => http1.close(() => resolve()));
+      const http1Closed = new Promise<void>((resolve) => http1.close(() => resolve()));
       for (const s of sockets) s.destroy();
+      await Promise.all([frontClosed, http1Closed]);
     },
   };
 }

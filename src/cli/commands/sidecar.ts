@@ -1,24 +1,40 @@
+import { pino } from "pino";
+import { startSidecar } from "../../../sidecar/main.js";
+import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
+import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Command } from "../command.js";
 
-// Not built yet (see the tracker): --help shows the planned flags; running it exits 2.
 export const command: Command = {
   name: "sidecar",
   summary:
     "scheduler API (gRPC + Connect + gRPC-Web + health on one port) and the Ollama/OpenAI-compatible proxy; state in NATS KV",
-  available: false,
+  details: `Scheduling settings come from the environment (see the README's configuration table):
+KUBEMOOT_MODEL_CANDIDATES_MULLING / _TRIAGE, KUBEMOOT_MODEL_CANDIDATE_TOLERANCE (10),
+KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (90), KUBEMOOT_TICKET_LEASE_SECONDS (150),
+KUBEMOOT_MODEL_MODEL + KUBEMOOT_MODEL_ENDPOINT and KUBEMOOT_TRIAGE_MODEL_MODEL_ID +
+KUBEMOOT_TRIAGE_MODEL_ENDPOINT (static bindings for calls that cannot wait), KUBEMOOT_CREW.
+SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
+  available: true,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
     "proxy-listen": {
       type: "string",
       default: "127.0.0.1:11434",
-      description: "Ollama/OpenAI proxy address",
+      description: "Ollama/OpenAI proxy address (empty disables the proxy)",
       value: "HOST:PORT",
     },
-    nats: { type: "string", env: "KUBEMOOT_NATS_URL", description: "NATS server URL", value: "URL" },
+    nats: {
+      type: "string",
+      env: "KUBEMOOT_NATS_URL",
+      description: "NATS server URL(s), comma-separated",
+      value: "URL",
+    },
     state: {
       type: "string",
       default: "nats",
-      description: "shared-state backend: memory or nats",
+      env: "KUBEMOOT_STATE",
+      description: "shared-state backend: nats, or memory (embedded; with --provider)",
       value: "memory|nats",
     },
     agent: {
@@ -26,6 +42,76 @@ export const command: Command = {
       description: "this sidecar's agent (else KUBEMOOT_NAMESPACE + KUBEMOOT_AGENT_NAME)",
       value: "NAMESPACE/NAME",
     },
+    provider: {
+      type: "string",
+      multiple: true,
+      description: "probe and publish this provider from this process (when no operator does)",
+      value: "NAME=URL[,vram=MiB][,parallel=N][,context=N][,dcgm=URL]",
+    },
+    "probe-interval-ms": {
+      type: "string",
+      default: "10000",
+      description: "probe interval of --provider providers",
+    },
+    "drain-seconds": {
+      type: "string",
+      default: "20",
+      description: "longest wait for in-flight calls at shutdown",
+    },
+    "log-level": {
+      type: "string",
+      default: "info",
+      env: "KUBEMOOT_LOG_LEVEL",
+      description: "pino log level",
+    },
   },
-  run: async () => 2,
+  async run(flags) {
+    const stateKind = String(flags.state);
+    if (stateKind !== "memory" && stateKind !== "nats") {
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        `--state: expected memory or nats, got "${stateKind}"`,
+      );
+    }
+    const nats = typeof flags.nats === "string" ? flags.nats : "";
+    if (stateKind === "nats" && !nats) {
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        "--state nats needs a NATS URL: set --nats or KUBEMOOT_NATS_URL (or use --state memory with --provider)",
+      );
+    }
+    const config = schedulerConfigFromEnv(
+      process.env,
+      typeof flags.agent === "string" ? flags.agent : undefined,
+    );
+    const providers = ((flags.provider as string[] | undefined) ?? []).map(parseProviderFlag);
+    const probeIntervalMs = positive("--probe-interval-ms", flags["probe-interval-ms"]);
+    const drainMs = positive("--drain-seconds", flags["drain-seconds"]) * 1000;
+    const logger = pino({ level: String(flags["log-level"]), base: { component: "sidecar" } });
+    const sidecar = await startSidecar({
+      listen: String(flags.listen),
+      state: stateKind === "memory" ? "memory" : nats,
+      config,
+      logger,
+      providers,
+      probeIntervalMs,
+      drainMs,
+    });
+    process.stdout.write(`kubemoot-scheduler sidecar: API on ${sidecar.api.address}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+    });
+    await sidecar.close();
+    return 0;
+  },
 };
+
+function positive(flag: string, v: unknown): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) {
+    throw new KubemootError(ErrorCode.InvalidConfig, `${flag}: expected a number ≥ 0, got "${String(v)}"`);
+  }
+  return n;
+}

@@ -1,0 +1,148 @@
+// The sidecar process: shared state, the scheduler, the API server (gRPC + Connect +
+// gRPC-Web + health on one port) and, optionally, providers it probes itself. Shutdown:
+// readiness NOT_SERVING, in-flight work finishes (bounded), every held and active ticket is
+// released, NATS is closed.
+import type { Logger } from "pino";
+import { OllamaClient } from "../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../src/errors/index.js";
+import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
+import { openStateStore, type StateStore } from "../src/state/index.js";
+import { type ApiServer, startApiServer } from "./api/server.js";
+import { createSidecarMetrics } from "./metrics.js";
+import type { SchedulerConfig } from "./scheduler/config.js";
+import { type ProviderOps, Scheduler } from "./scheduler/scheduler.js";
+import { schedulerService } from "./scheduler/service.js";
+
+export interface SidecarOptions {
+  /** API address HOST:PORT (port 0 = any free port). */
+  listen: string;
+  /** "memory" (embedded store) or a NATS URL (or URLs, comma-separated). */
+  state: "memory" | string;
+  config: SchedulerConfig;
+  logger: Logger;
+  /** Providers this process probes and publishes itself (the direct-probe path). */
+  providers?: PublishedProvider[];
+  /** Probe interval of those providers (ms); default 10 000. */
+  probeIntervalMs?: number;
+  /** Longest a shutdown waits for in-flight calls (ms); default 20 000. */
+  drainMs?: number;
+  /** Starts extra servers on the running scheduler (the local proxy). */
+  extras?: (ctx: SidecarContext) => Promise<{ close(drainMs: number): Promise<void> }>;
+}
+
+export interface SidecarContext {
+  scheduler: Scheduler;
+  state: StateStore;
+  logger: Logger;
+}
+
+export interface RunningSidecar {
+  readonly api: ApiServer;
+  readonly scheduler: Scheduler;
+  readonly state: StateStore;
+  close(): Promise<void>;
+}
+
+export function parseHostPort(flag: string, value: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[2]) : Number.NaN;
+  if (!m || port > 65535) {
+    throw new KubemootError(ErrorCode.InvalidConfig, `${flag}: expected HOST:PORT, got "${value}"`, {
+      field: flag,
+    });
+  }
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+/** ProviderOps over Ollama clients, one per endpoint. */
+export function ollamaOps(): ProviderOps & { close(): Promise<void> } {
+  const clients = new Map<string, OllamaClient>();
+  const client = (endpoint: string) => {
+    let c = clients.get(endpoint);
+    if (!c) {
+      c = new OllamaClient({ baseUrl: endpoint });
+      clients.set(endpoint, c);
+    }
+    return c;
+  };
+  return {
+    async unload(endpoint, model) {
+      await client(endpoint).unload(model);
+    },
+    async load(endpoint, model) {
+      await client(endpoint).load(model);
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}
+
+export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
+  const { host, port } = parseHostPort("--listen", o.listen);
+  const log = o.logger;
+  const target = o.state === "memory" ? "memory" : o.state.split(",").map((s) => s.trim());
+  const state = await openStateStore(target, {
+    logger: log,
+    ticketLeaseMs: o.config.leaseS * 1000,
+    ...(o.config.agent ? { holderId: `${o.config.agent}@${process.pid}` } : {}),
+  });
+  const metrics = createSidecarMetrics();
+  const ops = ollamaOps();
+  const scheduler = new Scheduler({
+    state,
+    config: o.config,
+    ops,
+    hooks: {
+      ...metrics.hooks,
+      log: (level, msg, fields) => log[level](fields ?? {}, msg),
+    },
+  });
+  metrics.trackActiveTickets(() => scheduler.activeTickets);
+
+  let publisher: ProviderPublisher | undefined;
+  if (o.providers && o.providers.length > 0) {
+    publisher = new ProviderPublisher({
+      sink: state.providerWriter,
+      intervalMs: o.probeIntervalMs ?? 10_000,
+      logger: log,
+    });
+    await publisher.setProviders(o.providers);
+    publisher.start();
+    await publisher.probeNow();
+  }
+
+  const api = await startApiServer({
+    host,
+    port,
+    impl: schedulerService(scheduler),
+    metrics: () => metrics.render(),
+    onInternalError: (err, method) => log.error({ err, method }, "internal error in handler"),
+  });
+  log.info(
+    { listen: api.address, state: state.kind, agent: o.config.agent || undefined },
+    "sidecar API listening",
+  );
+  const extra = o.extras ? await o.extras({ scheduler, state, logger: log }) : undefined;
+
+  let closing: Promise<void> | undefined;
+  return {
+    api,
+    scheduler,
+    state,
+    close() {
+      closing ??= (async () => {
+        api.setServing(false);
+        const drainMs = o.drainMs ?? 20_000;
+        await extra?.close(drainMs).catch((err) => log.warn({ err }, "closing the proxy failed"));
+        await scheduler.close();
+        await api.close();
+        await publisher?.stop();
+        await ops.close();
+        await state.close();
+        log.info({}, "sidecar stopped");
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Prometheus metrics of the sidecar (prom-client): `kubemoot_` prefix, base units, `_total`
+// counters. One registry per sidecar so that tests can run several in one process.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SchedulerHooks } from "./scheduler/scheduler.js";
+
+export interface SidecarMetrics {
+  registry: Registry;
+  hooks: SchedulerHooks;
+  /** Sets the function the active-tickets gauge reads at scrape time. */
+  trackActiveTickets(fn: () => number): void;
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createSidecarMetrics(): SidecarMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "kubemoot_" });
+  const place = new Counter({
+    name: "kubemoot_place_total",
+    help: "Placement attempts by result (placed, gpu-busy, model-too-large, prompt-too-large) and load kind",
+    labelNames: ["result", "load"] as const,
+    registers: [registry],
+  });
+  const placeSeconds = new Histogram({
+    name: "kubemoot_place_duration_seconds",
+    help: "Time to decide and claim one placement",
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  const release = new Counter({
+    name: "kubemoot_release_total",
+    help: "Released tickets by call outcome",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const truncated = new Counter({
+    name: "kubemoot_truncated_prompts_total",
+    help: "Calls whose engine evaluated far fewer prompt tokens than were sent",
+    registers: [registry],
+  });
+  const claimsLost = new Counter({
+    name: "kubemoot_claims_lost_total",
+    help: "Claims that lost to another sidecar or found no room at claim time, by reason",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  const evictions = new Counter({
+    name: "kubemoot_evictions_total",
+    help: "Models unloaded to make room, by result",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
+  let active: () => number = () => 0;
+  new Gauge({
+    name: "kubemoot_tickets_active",
+    help: "Tickets this sidecar holds now (held plans included)",
+    registers: [registry],
+    collect() {
+      this.set(active());
+    },
+  });
+  return {
+    registry,
+    trackActiveTickets(fn) {
+      active = fn;
+    },
+    hooks: {
+      onPlace(outcome, _decision, elapsedMs) {
+        placeSeconds.observe(elapsedMs / 1000);
+        if (outcome.kind === "placed") {
+          place.inc({ result: "placed", load: outcome.placement.coldLoad ? "cold" : "warm" });
+        } else {
+          place.inc({ result: outcome.refusal.reason, load: "none" });
+        }
+      },
+      onRelease(a) {
+        release.inc({ outcome: a.success ? "success" : "failure" });
+        if (a.truncated) truncated.inc();
+      },
+      onClaimLost(_provider, reason) {
+        claimsLost.inc({ reason });
+      },
+      onEvict(_provider, _model, ok) {
+        evictions.inc({ result: ok ? "unloaded" : "failed" });
+      },
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

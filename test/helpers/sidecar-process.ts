@@ -1,0 +1,84 @@
+// Runs the built CLI's `sidecar` as a real child process and waits until its API listens.
+// Tests build dist/ first (`npm test` does); a missing build fails with a clear message.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const bin = path.join(repoRoot, "bin", "kubemoot-scheduler.js");
+
+export function assertBuilt(): void {
+  if (!existsSync(path.join(repoRoot, "dist", "src", "cli", "main.js"))) {
+    throw new Error("dist/ is missing: run `npm run build` (npm test does it) before the integration tests");
+  }
+}
+
+export interface SidecarProcess {
+  readonly proc: ChildProcess;
+  readonly apiUrl: string;
+  readonly apiAddress: string;
+  output(): string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const live = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const p of live) p.kill("SIGKILL");
+});
+
+export async function startSidecarProcess(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<SidecarProcess> {
+  assertBuilt();
+  const proc = spawn(process.execPath, [bin, "sidecar", "--listen", "127.0.0.1:0", ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, KUBEMOOT_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(proc);
+  let out = "";
+  proc.stdout!.on("data", (d) => {
+    out += d;
+  });
+  proc.stderr!.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once("exit", (code) => {
+      live.delete(proc);
+      resolve(code);
+    }),
+  );
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sidecar did not start in 20 s:\n${out}`)), 20_000);
+    const onData = () => {
+      const m = /API on (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    proc.stdout!.on("data", onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`sidecar exited with ${code} before listening:\n${out}`));
+    });
+  });
+  return {
+    proc,
+    apiAddress: address,
+    apiUrl: `http://${address}`,
+    output: () => out,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      const t = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
