@@ -1,0 +1,85 @@
+// The client examples of clients/ (TypeScript over gRPC, Python over Connect JSON, curl), each
+// run as a real process against a live sidecar (embedded state, probing an emulated GPU).
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
+import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+
+const run = promisify(execFile);
+let emulator: EmulatorHandle;
+let sidecar: SidecarProcess;
+
+beforeAll(async () => {
+  emulator = await startEmulator({
+    listen: "127.0.0.1:0",
+    vramMiB: 24563,
+    models: { "qwen3:8b": 4863 },
+    timeScale: 0.01,
+  });
+  sidecar = await startSidecarProcess([
+    "--state",
+    "memory",
+    "--provider",
+    `gpu-a=${emulator.url},vram=24563`,
+    "--proxy-listen",
+    "",
+  ]);
+});
+
+afterAll(async () => {
+  expect(await sidecar?.stop()).toBe(0);
+  await emulator?.close();
+});
+
+async function metric(name: string): Promise<string> {
+  const text = await (await fetch(`${sidecar.apiUrl}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith(name))
+    .join("\n");
+}
+
+describe("client examples against a live sidecar", () => {
+  it("TypeScript (gRPC): places, runs on the emulator, releases", async () => {
+    const { stdout } = await run(process.execPath, [
+      path.join(repoRoot, "dist/clients/typescript/example.js"),
+      sidecar.apiUrl,
+      "team/ts-agent",
+      "qwen3:8b",
+    ]);
+    expect(stdout).toMatch(/placed on gpu-a \(http:\/\/127\.0\.0\.1:\d+\) model qwen3:8b/);
+    expect(stdout).toMatch(/answer: \S+/);
+  });
+
+  it("Python (Connect JSON, standard library): places, runs, releases", async () => {
+    const { stdout } = await run("python3", [
+      path.join(repoRoot, "clients/python/example.py"),
+      sidecar.apiUrl,
+      "team/py-agent",
+      "qwen3:8b",
+    ]);
+    expect(stdout).toMatch(/placed on gpu-a .* model qwen3:8b/);
+    expect(stdout).toContain("released: True");
+  });
+
+  it("curl: Place, Release, Attribute, health and metrics", async () => {
+    const { stdout } = await run("bash", [
+      path.join(repoRoot, "clients/curl/examples.sh"),
+      sidecar.apiUrl,
+      "team/curl-agent",
+      "qwen3:8b",
+    ]);
+    expect(stdout).toMatch(/Place: \{"placement":\{.*"provider":"gpu-a"/);
+    expect(stdout).toContain('{"released":true}');
+    expect(stdout).toMatch(/"latencyMs":"850"/);
+    expect(stdout).toContain('{"status":"serving"}');
+    expect(stdout).toMatch(/kubemoot_place_total\{result="placed"/);
+  });
+
+  it("left no ticket behind", async () => {
+    expect(await metric("kubemoot_tickets_active")).toBe("kubemoot_tickets_active 0");
+    expect(await metric("kubemoot_release_total")).toContain('outcome="success"} 3');
+  });
+});
