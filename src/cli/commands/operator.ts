@@ -1,23 +1,89 @@
+import path from "node:path";
+import { pino } from "pino";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { startOperator } from "../../operator/index.js";
+import { openStateStore } from "../../state/index.js";
 import type { Command } from "../command.js";
 
-// Not built yet (see the tracker): --help shows the planned flags; running it exits 2.
 export const command: Command = {
   name: "operator",
-  summary: "provider prober/publisher and agent binder; reads CRDs from Kubernetes or a manifests directory",
-  available: false,
+  summary: "provider prober/publisher and agent binder; reads CRDs from Kubernetes, or a manifests directory",
+  details: `With --manifests, the directory is read and watched; bindings (each agent's env,
+candidate lists and status) are written under --bindings-dir. Without it, the operator reads
+the kubemoot.ai CRDs from Kubernetes (KUBECONFIG, ~/.kube/config, or in-cluster) and patches
+Agent status, agent Deployments' env and ModelProvider status, and posts FailedScheduling
+events. In both modes it probes every ModelProvider and publishes kubemoot_provider_state.`,
+  available: true,
   flags: {
     manifests: {
       type: "string",
-      description: "read manifests from this directory instead of Kubernetes",
+      multiple: true,
+      description: "read manifests from this directory (or file) instead of Kubernetes",
       value: "DIR",
     },
-    nats: { type: "string", env: "KUBEMOOT_NATS_URL", description: "NATS server URL", value: "URL" },
+    "bindings-dir": {
+      type: "string",
+      default: ".kubemoot",
+      env: "KUBEMOOT_BINDINGS_DIR",
+      description: "where binding files are written in manifests mode",
+      value: "DIR",
+    },
+    nats: {
+      type: "string",
+      env: "KUBEMOOT_NATS_URL",
+      description: "NATS server URL(s), comma-separated",
+      value: "URL",
+    },
     state: {
       type: "string",
       default: "nats",
-      description: "shared-state backend: memory or nats",
+      env: "KUBEMOOT_STATE",
+      description: "shared-state backend: nats, or memory (only useful in one process)",
       value: "memory|nats",
     },
+    "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
+    "log-level": {
+      type: "string",
+      default: "info",
+      env: "KUBEMOOT_LOG_LEVEL",
+      description: "pino log level",
+    },
   },
-  run: async () => 2,
+  async run(flags) {
+    const stateKind = String(flags.state);
+    if (stateKind !== "memory" && stateKind !== "nats") {
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        `--state: expected memory or nats, got "${stateKind}"`,
+      );
+    }
+    const nats = typeof flags.nats === "string" ? flags.nats : "";
+    if (stateKind === "nats" && !nats) {
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        "--state nats needs a NATS URL: set --nats or KUBEMOOT_NATS_URL",
+      );
+    }
+    const probeIntervalMs = Number(flags["probe-interval-ms"]);
+    if (!Number.isFinite(probeIntervalMs) || probeIntervalMs < 100) {
+      throw new KubemootError(ErrorCode.InvalidConfig, "--probe-interval-ms: expected a number ≥ 100");
+    }
+    const logger = pino({ level: String(flags["log-level"]), base: { component: "operator" } });
+    const state = await openStateStore(stateKind === "memory" ? "memory" : nats.split(","), { logger });
+    const op = await startOperator({
+      manifests: (flags.manifests as string[] | undefined) ?? [],
+      bindingsDir: path.resolve(String(flags["bindings-dir"])),
+      state,
+      logger,
+      probeIntervalMs,
+    });
+    process.stdout.write("kubemoot-scheduler operator: running\n");
+    await new Promise<void>((resolve) => {
+      process.once("SIGTERM", () => resolve());
+      process.once("SIGINT", () => resolve());
+    });
+    await op.stop();
+    await state.close();
+    return 0;
+  },
 };

@@ -1,0 +1,1 @@
+export { type OperatorOptions, publishedProvider, type RunningOperator, startOperator } from "./operator.js";
