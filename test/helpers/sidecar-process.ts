@@ -5,7 +5,12 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** The repository root, from test/helpers or its compiled copy under dist/ (benchmarks). */
+export const repoRoot = (() => {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+})();
 const bin = path.join(repoRoot, "bin", "kubemoot-scheduler.js");
 
 export function assertBuilt(): void {

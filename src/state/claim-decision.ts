@@ -1,0 +1,36 @@
+// The pure part of a claim: does one more ticket fit the provider's budget as the claim sees
+// it? The budget rule itself is core's claimFits (spec/state.md "Budget for a claim"); this
+// adds the eviction rule: a plan is refused when one of its victims picked up work.
+import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
+import { claimFits, residentModels, ticketLive } from "../core/vram.js";
+
+/** What a claim decides on: one provider's state and its live tickets and residencies. */
+export interface ClaimView {
+  state: ProviderState;
+  tickets: readonly Ticket[];
+  residencies: readonly Residency[];
+}
+
+export type ClaimDecision =
+  | { ok: true; coldLoad: boolean }
+  | { ok: false; reason: "no-room" | "victim-busy"; victim?: string };
+
+/**
+ * Decides one claim. `liveNowMs` is the instant leases are judged at (the store subtracts its
+ * lease grace from the clock). A claim whose model is resident is warm: it always fits.
+ */
+export function decideClaim(
+  view: ClaimView,
+  claim: Pick<Ticket, "modelName" | "modelFootprintMiB" | "evicts">,
+  liveNowMs: number,
+): ClaimDecision {
+  for (const victim of Object.keys(claim.evicts ?? {})) {
+    const busy = view.tickets.some((t) => t.modelName === victim && ticketLive(t, liveNowMs));
+    if (busy) return { ok: false, reason: "victim-busy", victim };
+  }
+  if (!claimFits(view.state, view.tickets, view.residencies, claim, liveNowMs)) {
+    return { ok: false, reason: "no-room" };
+  }
+  const coldLoad = !residentModels(view.state, view.residencies).has(claim.modelName);
+  return { ok: true, coldLoad };
+}

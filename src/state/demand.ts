@@ -1,0 +1,207 @@
+// The demand board (kubemoot_model_demand): who waits for which model, which threads plan to
+// call it, how often it was used and how often agents naming it are selected. Entries expire
+// by expiresAt (the bucket TTL is the backstop); rates decay with a 10-minute half-life and
+// gain +1 per event. The snapshot hands the raw live entries to core's aggregation.
+import { performance } from "node:perf_hooks";
+import { bumpRate } from "../core/decay.js";
+import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import { INTENT_TTL_MS, RATE_TTL_MS, WAIT_TTL_MS } from "./defaults.js";
+import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";
+import type { KvBucket, KvEntry } from "./kv.js";
+import { decodeJson, encodeJson } from "./kv.js";
+import type { Logger } from "./logger.js";
+import type { BucketMirror } from "./mirror.js";
+
+export type DemandMirror = BucketMirror<DemandEntry>;
+
+export function demandDecoder(logger: Logger, ttlMs: number): (e: KvEntry) => DemandEntry | undefined {
+  return (e) => {
+    let raw: unknown;
+    try {
+      raw = decodeJson(e.value);
+    } catch (err) {
+      logger.warn({ key: e.key, revision: e.revision, err }, "state: skipping an unreadable demand entry");
+      return undefined;
+    }
+    const fallback = ttlMs > 0 ? e.createdMs + ttlMs : Number.MAX_SAFE_INTEGER;
+    const d = parseDemand(e.key, raw, fallback);
+    if (d === undefined)
+      logger.warn({ key: e.key, revision: e.revision }, "state: skipping a malformed demand entry");
+    return d;
+  };
+}
+
+/** Live demand entries at `atMs`, by kind (and all together for core's aggregateDemand). */
+export interface DemandSnapshot {
+  atMs: number;
+  entries: DemandEntry[];
+  wait: WaitEntry[];
+  intent: IntentEntry[];
+  use: UseEntry[];
+  sel: SelEntry[];
+}
+
+export interface DemandBoardOptions {
+  bucket: KvBucket;
+  mirror: DemandMirror;
+  /** Wall clock (epoch ms). */
+  now: () => number;
+  /** Lifetimes (ms); defaults 10 min (wait), 3 min (intent), 6 h (use, sel). */
+  waitTtlMs?: number;
+  intentTtlMs?: number;
+  rateTtlMs?: number;
+  /** How long a snapshot may be reused (ms); default 200. */
+  snapshotCacheMs?: number;
+}
+
+export class DemandBoard {
+  private cached: { atMono: number; revision: number; snapshot: DemandSnapshot } | null = null;
+
+  constructor(private readonly o: DemandBoardOptions) {}
+
+  /** An agent waits for capacity to run `model` (tells planners not to unload it). */
+  async putWait(model: string, agent: string): Promise<WaitEntry> {
+    const entry: WaitEntry = { kind: "wait", model, agent, expiresAt: this.o.now() + this.waitTtl };
+    await this.o.bucket.put(waitKey(model, agent), encodeJson(entry));
+    return entry;
+  }
+
+  async clearWait(model: string, agent: string): Promise<void> {
+    await this.o.bucket.delete(waitKey(model, agent));
+  }
+
+  /** A thread of `agent` plans to call these models. */
+  async putIntents(agent: string, thread: string, models: readonly string[]): Promise<IntentEntry[]> {
+    const expiresAt = this.o.now() + (this.o.intentTtlMs ?? INTENT_TTL_MS);
+    const entries = [...new Set(models)].map(
+      (model): IntentEntry => ({ kind: "intent", model, agent, thread, expiresAt }),
+    );
+    await Promise.all(entries.map((e) => this.o.bucket.put(intentKey(e.model, agent), encodeJson(e))));
+    return entries;
+  }
+
+  /**
+   * Removes the intents a thread published (of one agent, or of all). Each is deleted at the
+   * revision read, so an intent another thread wrote meanwhile stays. Returns how many went.
+   */
+  async clearThread(thread: string, agent?: string): Promise<number> {
+    await this.o.mirror.fresh();
+    const doomed: { key: string; revision: number }[] = [];
+    for (const e of this.o.mirror.entries()) {
+      const v = e.value;
+      if (v?.kind !== "intent" || v.thread !== thread) continue;
+      if (agent !== undefined && v.agent !== agent) continue;
+      doomed.push({ key: e.key, revision: e.revision });
+    }
+    let cleared = 0;
+    await Promise.all(
+      doomed.map(async (d) => {
+        try {
+          await this.o.bucket.delete(d.key, { revision: d.revision });
+          cleared++;
+        } catch (err) {
+          if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
+        }
+      }),
+    );
+    return cleared;
+  }
+
+  /** One more call to `model` (by `agent`): its decayed use rate gains +1. */
+  recordUse(model: string, agent: string): Promise<UseEntry> {
+    return this.bump(useKey(model), (old, now): UseEntry => {
+      const prev = old?.kind === "use" ? old : undefined;
+      return {
+        kind: "use",
+        model,
+        agent,
+        rate: bumpRate(prev?.rate ?? 0, prev?.updatedAt ?? now, now),
+        updatedAt: now,
+        lastUsedAt: now,
+        expiresAt: now + this.rateTtl,
+      };
+    });
+  }
+
+  /** `agent` of `crew` was selected, naming these models: its decayed selection rate gains +1. */
+  recordSelection(crew: string, agent: string, models: readonly string[]): Promise<SelEntry> {
+    return this.bump(selKey(crew, agent), (old, now): SelEntry => {
+      const prev = old?.kind === "sel" ? old : undefined;
+      return {
+        kind: "sel",
+        rate: bumpRate(prev?.rate ?? 0, prev?.updatedAt ?? now, now),
+        updatedAt: now,
+        expiresAt: now + this.rateTtl,
+        models: [...new Set(models)],
+      };
+    });
+  }
+
+  /** Live entries, read at most 200 ms old (reused for up to 200 ms while nothing changed). */
+  async snapshot(): Promise<DemandSnapshot> {
+    await this.o.mirror.fresh();
+    const c = this.cached;
+    const maxAge = this.o.snapshotCacheMs ?? 200;
+    const fresh =
+      c !== null && performance.now() - c.atMono <= maxAge && this.o.now() - c.snapshot.atMs <= maxAge;
+    if (c !== null && fresh && c.revision === this.o.mirror.revision) return c.snapshot;
+    const atMs = this.o.now();
+    const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [] };
+    for (const e of this.o.mirror.entries()) {
+      const v = e.value;
+      if (v === undefined || !(v.expiresAt > atMs)) continue;
+      s.entries.push(v);
+      if (v.kind === "wait") s.wait.push(v);
+      else if (v.kind === "intent") s.intent.push(v);
+      else if (v.kind === "use") s.use.push(v);
+      else s.sel.push(v);
+    }
+    this.cached = { atMono: performance.now(), revision: this.o.mirror.revision, snapshot: s };
+    return s;
+  }
+
+  private get waitTtl(): number {
+    return this.o.waitTtlMs ?? WAIT_TTL_MS;
+  }
+
+  private get rateTtl(): number {
+    return this.o.rateTtlMs ?? RATE_TTL_MS;
+  }
+
+  /** Read-modify-write of a rate entry by compare-and-set (bounded retries). */
+  private async bump<T extends DemandEntry>(
+    key: string,
+    next: (old: DemandEntry | undefined, nowMs: number) => T,
+  ): Promise<T> {
+    for (let attempt = 0; attempt < 32; attempt++) {
+      // A little random backoff after a lost race, so concurrent writers spread out.
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, 2 * attempt)));
+      const e = await this.o.bucket.get(key);
+      let old: DemandEntry | undefined;
+      if (e !== null) {
+        try {
+          old = parseDemand(key, decodeJson(e.value), 0);
+        } catch {
+          old = undefined;
+        }
+      }
+      const now = this.o.now();
+      if (old !== undefined && !(old.expiresAt > now)) old = undefined; // expired: start over
+      const value = next(old, now);
+      try {
+        if (e === null) await this.o.bucket.create(key, encodeJson(value));
+        else await this.o.bucket.update(key, encodeJson(value), e.revision);
+        return value;
+      } catch (err) {
+        if (
+          !KubemootError.is(err, ErrorCode.StateConflict) &&
+          !KubemootError.is(err, ErrorCode.StateExists)
+        ) {
+          throw err;
+        }
+      }
+    }
+    throw new KubemootError(ErrorCode.StateConflict, `${key}: kept conflicting`);
+  }
+}

@@ -1,0 +1,39 @@
+// Public API of the shared state layer (spec/state.md). Everything else in src/state is internal.
+export {
+  bucketSettings,
+  MODEL_DEMAND_BUCKET,
+  PROVIDER_STATE_BUCKET,
+  PROVIDER_TICKETS_BUCKET,
+} from "./buckets.js";
+export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
+export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim.js";
+export {
+  FRESH_READ_MS,
+  INTENT_TTL_MS,
+  LEASE_GRACE_MS,
+  PROVIDER_STALE_MS,
+  RATE_TTL_MS,
+  TICKET_LEASE_MS,
+  ticketLeaseFromEnv,
+  WAIT_TTL_MS,
+} from "./defaults.js";
+export type { DemandBoard, DemandSnapshot } from "./demand.js";
+export type {
+  BucketSettings,
+  KvBucket,
+  KvConnection,
+  KvEntry,
+  KvOperation,
+  KvStore,
+  KvWatch,
+  WatchOptions,
+} from "./kv.js";
+export type { LogFn, Logger } from "./logger.js";
+export { silentLogger } from "./logger.js";
+export { type MemoryKvOptions, MemoryKvStore } from "./memory-kv.js";
+export { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
+export type { ProviderStateReader, ProviderStateWriter } from "./provider-state.js";
+export type { StateStore, StateStoreOptions } from "./store.js";
+export { openStateStore } from "./store.js";
+export { guardKey, parseTicketsKey, residencyKey, ticketKey, ticketPrefix } from "./ticket-keys.js";
+export type { ProviderView, TicketBook, TicketRef } from "./tickets.js";

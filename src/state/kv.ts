@@ -1,0 +1,121 @@
+// The one key-value interface the state layer is written against (spec/state.md,
+// "Implementations"). Two implementations pass the same contract suite: NATS JetStream KV
+// (nats-kv.ts) and the embedded in-memory store (memory-kv.ts). Semantics are JetStream's:
+// every write gets the next revision of its bucket (the stream sequence), a delete writes a
+// tombstone (a revision of its own), and compare-and-set compares a key's last revision.
+
+/** What happened to a key at a revision. */
+export type KvOperation = "PUT" | "DEL" | "PURGE";
+
+/** One stored revision of a key. */
+export interface KvEntry {
+  readonly bucket: string;
+  readonly key: string;
+  /** Raw value bytes (empty for DEL/PURGE). */
+  readonly value: Uint8Array;
+  /** Bucket-wide, strictly increasing across all keys of the bucket. */
+  readonly revision: number;
+  readonly operation: KvOperation;
+  /** When the server stored it (epoch ms). */
+  readonly createdMs: number;
+}
+
+/** Bucket limits. Sizes in bytes, times in ms; 0 means "no limit". */
+export interface BucketSettings {
+  /** Revisions kept per key (JetStream max_msgs_per_subject). */
+  history: number;
+  /** Age after which the server drops an entry silently (no watch event); 0 = never. */
+  ttlMs: number;
+  /** Largest value accepted; 0 = unlimited. */
+  maxValueBytes: number;
+  /** Copies kept by a NATS cluster (1, 3 or 5). Ignored by the in-memory store. */
+  replicas: number;
+}
+
+export interface WatchOptions {
+  /**
+   * "initial": first the last revision of every key (tombstones included), then updates;
+   * "updates": only writes after the watch started.
+   */
+  include: "initial" | "updates";
+  /** NATS subject-style key filter (`*` one token, `>` the rest); default ">" (all keys). */
+  key?: string;
+}
+
+/** A running watch: iterate its events in revision order; `stop()` ends the iteration. */
+export interface KvWatch extends AsyncIterable<KvEntry> {
+  stop(): void;
+}
+
+/** One bucket. Every failure is a KubemootError (StateUnavailable, StateConflict, ...). */
+export interface KvBucket {
+  readonly name: string;
+  readonly settings: BucketSettings;
+  /** The key's value, or null when absent or deleted. */
+  get(key: string): Promise<KvEntry | null>;
+  /** Writes unconditionally; returns the new revision. */
+  put(key: string, value: Uint8Array): Promise<number>;
+  /**
+   * Create-if-absent: fails with StateExists when the key holds a value. A deleted key may
+   * be created again (JetStream semantics).
+   */
+  create(key: string, value: Uint8Array): Promise<number>;
+  /**
+   * Compare-and-set: writes only if the key's last revision is `revision`, else StateConflict.
+   * `revision` 0 means "never written": it fails even on a tombstone, so a deleted key is
+   * never brought back by it.
+   */
+  update(key: string, value: Uint8Array, revision: number): Promise<number>;
+  /** Writes a tombstone (returns its revision); with `revision`, only if the key's last revision is that one. */
+  delete(key: string, options?: { revision?: number }): Promise<number>;
+  /** Keys holding a value whose name starts with `prefix` (plain string prefix). */
+  keys(prefix?: string): Promise<string[]>;
+  watch(options: WatchOptions): Promise<KvWatch>;
+  /**
+   * The revision a watch with initial values must reach to have seen the whole bucket as of
+   * this call: the newest stored revision, or 0 when the bucket holds nothing.
+   */
+  headRevision(): Promise<number>;
+}
+
+/** Connection state of a store, so readers can say "unavailable" instead of "empty". */
+export interface KvConnection {
+  readonly connected: boolean;
+  /** Called with true on (re)connect, false on disconnect; returns an unsubscribe function. */
+  onStatus(listener: (connected: boolean) => void): () => void;
+}
+
+/** A connection that opens buckets (creating them with `settings` when they do not exist). */
+export interface KvStore {
+  readonly kind: "memory" | "nats";
+  readonly connection: KvConnection;
+  bucket(name: string, settings: BucketSettings): Promise<KvBucket>;
+  close(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** JSON → bytes, as every value in these buckets is stored. */
+export function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** Bytes → parsed JSON; throws on malformed input. */
+export function decodeJson(bytes: Uint8Array): unknown {
+  return JSON.parse(decoder.decode(bytes));
+}
+
+/** Whether `key` matches a NATS subject-style filter (`*` = one token, `>` = the rest). */
+export function keyMatches(filter: string, key: string): boolean {
+  if (filter === ">") return true;
+  const f = filter.split(".");
+  const k = key.split(".");
+  for (let i = 0; i < f.length; i++) {
+    const t = f[i];
+    if (t === ">") return k.length > i;
+    if (i >= k.length) return false;
+    if (t !== "*" && t !== k[i]) return false;
+  }
+  return f.length === k.length;
+}

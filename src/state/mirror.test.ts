@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../test/helpers/state-fixtures.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import type { KvBucket, KvEntry, KvWatch } from "./kv.js";
+import { MemoryKvStore } from "./memory-kv.js";
+import { BucketMirror } from "./mirror.js";
+
+const text = (e: KvEntry) => new TextDecoder().decode(e.value);
+const bytes = (s: string) => new TextEncoder().encode(s);
+const mirrors: BucketMirror<unknown>[] = [];
+afterEach(() => {
+  for (const m of mirrors.splice(0)) m.close();
+});
+
+async function setup(ttlMs = 0, wrap?: (b: KvBucket) => KvBucket) {
+  const clock = new ManualClock();
+  const kv = new MemoryKvStore({ now: clock.now });
+  const raw = await kv.bucket("m", { history: 1, ttlMs, maxValueBytes: 0, replicas: 1 });
+  const bucket = wrap === undefined ? raw : wrap(raw);
+  const mirror = new BucketMirror<string>({
+    bucket,
+    connection: kv.connection,
+    decode: text,
+    group: (k) => k.split(".")[0],
+    now: clock.now,
+    catchUpTimeoutMs: 300,
+  });
+  mirrors.push(mirror as BucketMirror<unknown>);
+  return { clock, kv, raw, mirror };
+}
+
+describe("bucket mirror", () => {
+  it("starts from a snapshot, follows writes, remembers tombstones, indexes groups", async () => {
+    const { raw, mirror } = await setup();
+    await raw.put("a.1", bytes("one"));
+    await raw.put("b.1", bytes("two"));
+    await mirror.start();
+    expect(mirror.get("a.1")?.value).toBe("one");
+    await raw.put("a.2", bytes("three"));
+    await raw.delete("b.1");
+    await mirror.fresh();
+    expect([...mirror.group("a")].map((e) => e.value).sort()).toEqual(["one", "three"]);
+    expect(mirror.get("b.1")).toBeUndefined();
+    expect(mirror.seen("b.1")).toMatchObject({ deleted: true });
+    expect(mirror.seen("never")).toBeUndefined();
+    expect(mirror.revision).toBe(await raw.headRevision());
+  });
+
+  it("reads its own writes made through tracked()", async () => {
+    const { mirror } = await setup();
+    await mirror.start();
+    const rw = mirror.tracked();
+    for (let i = 0; i < 20; i++) {
+      await rw.put(`k.${i}`, bytes(String(i)));
+      await mirror.fresh();
+      expect(mirror.get(`k.${i}`)?.value).toBe(String(i));
+    }
+  });
+
+  it("hides entries older than the bucket TTL (the server drops them without an event)", async () => {
+    const { clock, raw, mirror } = await setup(60_000);
+    await raw.put("t.1", bytes("x"));
+    await mirror.start();
+    expect(mirror.get("t.1")?.value).toBe("x");
+    clock.advance(60_001);
+    expect(mirror.get("t.1")).toBeUndefined();
+    expect([...mirror.entries()]).toEqual([]);
+  });
+
+  it("fails fast while disconnected and rebuilds itself from a snapshot afterwards", async () => {
+    const { kv, raw, mirror } = await setup();
+    await raw.put("a.1", bytes("one"));
+    await mirror.start();
+    kv.setOnline(false);
+    await expect(mirror.fresh()).rejects.toSatisfy((e) => KubemootError.is(e, ErrorCode.StateUnavailable));
+    expect(mirror.available).toBe(false);
+    kv.setOnline(true);
+    await raw.delete("a.1");
+    await raw.put("a.2", bytes("two"));
+    await mirror.fresh();
+    expect(mirror.available).toBe(true);
+    expect(mirror.get("a.1")).toBeUndefined();
+    expect(mirror.get("a.2")?.value).toBe("two");
+  });
+
+  it("rebuilds a watch that stopped delivering (a silently dead consumer)", async () => {
+    let watches = 0;
+    const stallFirst = (b: KvBucket): KvBucket => ({
+      ...b,
+      get: (k) => b.get(k),
+      put: (k, v) => b.put(k, v),
+      create: (k, v) => b.create(k, v),
+      update: (k, v, r) => b.update(k, v, r),
+      delete: (k, o) => b.delete(k, o),
+      keys: (p) => b.keys(p),
+      headRevision: () => b.headRevision(),
+      watch: async (o): Promise<KvWatch> => {
+        const w = await b.watch(o);
+        if (++watches > 1) return w;
+        // The first watch delivers its snapshot, then nothing more.
+        let head = await b.headRevision();
+        const it = w[Symbol.asyncIterator]();
+        return {
+          stop: () => w.stop(),
+          [Symbol.asyncIterator]: () => ({
+            next: async () => {
+              const r = await it.next();
+              if (!r.done && r.value.revision > head) {
+                head = Number.POSITIVE_INFINITY;
+                return new Promise<IteratorResult<KvEntry>>(() => undefined); // stalls forever
+              }
+              return r;
+            },
+          }),
+        };
+      },
+    });
+    const { raw, mirror } = await setup(0, stallFirst);
+    await raw.put("a.1", bytes("one"));
+    await mirror.start();
+    await raw.put("a.2", bytes("two"));
+    await new Promise((r) => setTimeout(r, 250)); // let the copy age past 200 ms
+    await expect(mirror.fresh()).rejects.toSatisfy((e) => KubemootError.is(e, ErrorCode.StateUnavailable));
+    await mirror.fresh();
+    expect(mirror.get("a.2")?.value).toBe("two");
+    expect(watches).toBe(2);
+  });
+});

@@ -1,0 +1,446 @@
+// A local copy of one bucket kept current by a watch, so decisions read memory instead of the
+// network (DESIGN.md §5, invariant 4: reads at most 200 ms old).
+//
+// Why a barrier: a push watch looks healthy even when its consumer silently died (a cluster
+// node went away). So before a decision, `fresh()` proves the copy current at most
+// `freshnessMs` ago: it asks the bucket for its head revision and waits until the watch has
+// delivered it. At most one such round trip per bucket per `freshnessMs`, shared by all callers.
+// If the copy cannot catch up in time the watch is rebuilt and the read reports StateUnavailable.
+//
+// After a disconnect the copy is marked unavailable (reads fail fast) and, once the connection
+// is back, rebuilt from a fresh snapshot (watch with initial values), retried with backoff.
+// A snapshot rather than resuming after the last revision also catches deletions whose
+// tombstones the server dropped meanwhile (TTL).
+import { performance } from "node:perf_hooks";
+import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
+import { stateUnavailable } from "./kv-errors.js";
+import type { Logger } from "./logger.js";
+import { silentLogger } from "./logger.js";
+
+/** A key's last value as the mirror holds it. */
+export interface MirrorEntry<T> {
+  readonly key: string;
+  readonly revision: number;
+  /** When the server stored it (epoch ms). */
+  readonly createdMs: number;
+  /** Decoded value; undefined when the value could not be decoded (the entry is skipped). */
+  readonly value: T | undefined;
+}
+
+/** What the mirror last saw of a key: a value or a tombstone. */
+export interface SeenKey {
+  readonly revision: number;
+  readonly deleted: boolean;
+}
+
+export type MirrorEvent<T> =
+  | { type: "put"; entry: MirrorEntry<T> }
+  | { type: "delete"; key: string; revision: number }
+  /** The whole copy was replaced by a new snapshot (after a reconnect). */
+  | { type: "reset" }
+  | { type: "availability"; available: boolean };
+
+export interface MirrorOptions<T> {
+  bucket: KvBucket;
+  connection: KvConnection;
+  /** Decodes a stored value; undefined = unreadable (it is then skipped; decode logs why). */
+  decode: (entry: KvEntry) => T | undefined;
+  /** Optional secondary index: the group a key belongs to (e.g. its provider). */
+  group?: (key: string) => string | undefined;
+  /** Wall clock (epoch ms), for the bucket TTL. */
+  now: () => number;
+  /** Maximum age of the copy a read may use (ms); default 200. */
+  freshnessMs?: number;
+  /** How long a read may wait for the copy to catch up or resync (ms); default 2000. */
+  catchUpTimeoutMs?: number;
+  /** Backoff between attempts to re-establish the watch (ms); defaults 100 and 1000. */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+  logger?: Logger;
+}
+
+const mono = () => performance.now();
+
+class MirrorState<T> {
+  readonly live = new Map<string, MirrorEntry<T>>();
+  readonly tombs = new Map<string, { revision: number; createdMs: number }>();
+  readonly groups = new Map<string, Map<string, MirrorEntry<T>>>();
+  revision = 0;
+
+  constructor(
+    private readonly groupOf: ((key: string) => string | undefined) | undefined,
+    private readonly decode: (entry: KvEntry) => T | undefined,
+  ) {}
+
+  /** Applies one watch entry; returns the event to publish, or null when it was old news. */
+  apply(e: KvEntry): MirrorEvent<T> | null {
+    if (e.revision <= this.revision) return null;
+    this.revision = e.revision;
+    const g = this.groupOf?.(e.key);
+    if (e.operation === "PUT") {
+      const entry: MirrorEntry<T> = {
+        key: e.key,
+        revision: e.revision,
+        createdMs: e.createdMs,
+        value: this.decode(e),
+      };
+      this.tombs.delete(e.key);
+      this.live.set(e.key, entry);
+      if (g !== undefined) {
+        let m = this.groups.get(g);
+        if (m === undefined) {
+          m = new Map();
+          this.groups.set(g, m);
+        }
+        m.set(e.key, entry);
+      }
+      return { type: "put", entry };
+    }
+    this.live.delete(e.key);
+    if (g !== undefined) this.groups.get(g)?.delete(e.key);
+    this.tombs.set(e.key, { revision: e.revision, createdMs: e.createdMs });
+    return { type: "delete", key: e.key, revision: e.revision };
+  }
+
+  /** Forgets entries the server has dropped by now (TTL) and very old tombstones. */
+  prune(nowMs: number, ttlMs: number): void {
+    const keepTombMs = ttlMs > 0 ? ttlMs : 3_600_000;
+    for (const [k, t] of this.tombs) if (t.createdMs + keepTombMs <= nowMs) this.tombs.delete(k);
+    if (!(ttlMs > 0)) return;
+    for (const [k, e] of this.live) {
+      if (e.createdMs + ttlMs > nowMs) continue;
+      this.live.delete(k);
+      const g = this.groupOf?.(k);
+      if (g !== undefined) this.groups.get(g)?.delete(k);
+    }
+  }
+}
+
+export class BucketMirror<T> {
+  private state: MirrorState<T>;
+  private gen = 0;
+  private synced = false;
+  private closed = false;
+  private started = false;
+  /** Monotonic ms at which the copy was last proven current. */
+  private freshAt = Number.NEGATIVE_INFINITY;
+  private barrier: Promise<void> | null = null;
+  private watch: KvWatch | null = null;
+  private applied = 0;
+  /** Newest revision written through `tracked()`. */
+  private writtenRevision = 0;
+  private readonly listeners = new Set<(ev: MirrorEvent<T>) => void>();
+  private readonly waiters = new Set<{ ready: () => boolean; resolve: () => void }>();
+  private readonly syncWaiters = new Set<() => void>();
+  private wake: (() => void) | null = null;
+  private readonly abandon: (() => void)[] = [];
+  private readonly unsubscribe: () => void;
+  private readonly freshnessMs: number;
+  private readonly catchUpTimeoutMs: number;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: MirrorOptions<T>) {
+    this.state = this.newState();
+    this.freshnessMs = options.freshnessMs ?? 200;
+    this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? 2000;
+    this.logger = options.logger ?? silentLogger;
+    this.unsubscribe = options.connection.onStatus((up) => {
+      if (up) {
+        this.wake?.();
+        return;
+      }
+      this.restart("disconnected");
+    });
+  }
+
+  get name(): string {
+    return this.options.bucket.name;
+  }
+
+  /** Connected and holding a complete copy. */
+  get available(): boolean {
+    return this.options.connection.connected && this.synced;
+  }
+
+  /** The newest revision applied to the copy. */
+  get revision(): number {
+    return this.state.revision;
+  }
+
+  /** Age of the copy (ms since it was last proven current); Infinity before the first sync. */
+  get ageMs(): number {
+    return mono() - this.freshAt;
+  }
+
+  /** Monotonic time (performance.now) at which the copy was last proven current. */
+  get confirmedAt(): number {
+    return this.freshAt;
+  }
+
+  /**
+   * The bucket, with every write made through it remembered: the next `fresh()` also waits
+   * until the copy holds that write (read-your-writes within one process, at no network cost).
+   */
+  tracked(): KvBucket {
+    const b = this.options.bucket;
+    const note = (rev: number) => {
+      if (rev > this.writtenRevision) this.writtenRevision = rev;
+      return rev;
+    };
+    return {
+      name: b.name,
+      settings: b.settings,
+      get: (k) => b.get(k),
+      put: async (k, v) => note(await b.put(k, v)),
+      create: async (k, v) => note(await b.create(k, v)),
+      update: async (k, v, r) => note(await b.update(k, v, r)),
+      delete: async (k, o) => note(await b.delete(k, o)),
+      keys: (p) => b.keys(p),
+      watch: (o) => b.watch(o),
+      headRevision: () => b.headRevision(),
+    };
+  }
+
+  /** Starts following the bucket; resolves once the first snapshot is in (or rejects on timeout). */
+  async start(timeoutMs = this.catchUpTimeoutMs): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      void this.run();
+    }
+    await this.waitSynced(timeoutMs);
+  }
+
+  /** Ensures the copy is at most `freshnessMs` old; throws StateUnavailable when it cannot be. */
+  async fresh(): Promise<void> {
+    if (this.closed) throw stateUnavailable(`${this.name}: closed`);
+    if (!this.options.connection.connected) throw stateUnavailable(`${this.name}: disconnected`);
+    // On return the copy was proven current at most `freshnessMs` ago: a barrier slower than
+    // that is followed by another one.
+    const deadline = mono() + this.catchUpTimeoutMs;
+    if (!this.synced) await this.waitSynced(this.catchUpTimeoutMs);
+    while (mono() - this.freshAt > this.freshnessMs) {
+      if (mono() > deadline) throw stateUnavailable(`${this.name}: could not confirm a fresh copy in time`);
+      this.barrier ??= this.runBarrier().finally(() => {
+        this.barrier = null;
+      });
+      await this.barrier;
+    }
+    if (this.state.revision < this.writtenRevision && !(await this.waitForRevision(this.writtenRevision))) {
+      throw stateUnavailable(`${this.name}: the watch did not deliver our own write`);
+    }
+  }
+
+  /** The live (not deleted, not expired) entry of a key. */
+  get(key: string): MirrorEntry<T> | undefined {
+    const e = this.state.live.get(key);
+    return e !== undefined && this.alive(e) ? e : undefined;
+  }
+
+  /** What the copy last saw of a key (value or tombstone), or undefined if never seen. */
+  seen(key: string): SeenKey | undefined {
+    const e = this.state.live.get(key);
+    if (e !== undefined) return { revision: e.revision, deleted: !this.alive(e) };
+    const t = this.state.tombs.get(key);
+    return t === undefined ? undefined : { revision: t.revision, deleted: true };
+  }
+
+  /** Live entries of one group of the secondary index. */
+  *group(name: string): Iterable<MirrorEntry<T>> {
+    const m = this.state.groups.get(name);
+    if (m === undefined) return;
+    for (const e of m.values()) if (this.alive(e)) yield e;
+  }
+
+  /** All live entries. */
+  *entries(): Iterable<MirrorEntry<T>> {
+    for (const e of this.state.live.values()) if (this.alive(e)) yield e;
+  }
+
+  /** Resolves true once the copy holds `revision` (or newer); false on timeout. */
+  waitForRevision(revision: number, timeoutMs = this.catchUpTimeoutMs): Promise<boolean> {
+    return this.waitFor(() => this.state.revision >= revision, timeoutMs);
+  }
+
+  /** Resolves true once `condition` holds on the (synced) copy, checked after every change; false on timeout. */
+  waitFor(condition: () => boolean, timeoutMs = this.catchUpTimeoutMs): Promise<boolean> {
+    if (this.synced && condition()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = {
+        ready: () => this.synced && condition(),
+        resolve: () => {
+          clearTimeout(timer);
+          this.waiters.delete(w);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(w);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.add(w);
+    });
+  }
+
+  /** Subscribes to changes of the copy; returns an unsubscribe function. */
+  onChange(listener: (ev: MirrorEvent<T>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.gen++;
+    this.synced = false;
+    this.unsubscribe();
+    this.watch?.stop();
+    this.wake?.();
+    for (const a of this.abandon.splice(0)) a();
+    for (const w of this.syncWaiters) w();
+  }
+
+  /** Drops the current watch; the run loop builds a new copy from a snapshot. */
+  restart(reason: string): void {
+    this.logger.debug({ bucket: this.name, reason }, "state: rebuilding bucket watch");
+    this.gen++;
+    this.markUnsynced();
+    const w = this.watch;
+    this.watch = null;
+    w?.stop();
+    for (const a of this.abandon.splice(0)) a();
+  }
+
+  /** Resolves when the watch of generation `gen` is given up (restart or close). */
+  private abandoned(gen: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (gen !== this.gen || this.closed) resolve();
+      else this.abandon.push(resolve);
+    });
+  }
+
+  private newState(): MirrorState<T> {
+    return new MirrorState<T>(this.options.group, this.options.decode);
+  }
+
+  private alive(e: MirrorEntry<T>): boolean {
+    const ttl = this.options.bucket.settings.ttlMs;
+    return !(ttl > 0) || e.createdMs + ttl > this.options.now();
+  }
+
+  private markUnsynced(): void {
+    if (!this.synced) return;
+    this.synced = false;
+    this.freshAt = Number.NEGATIVE_INFINITY;
+    this.emit({ type: "availability", available: false });
+  }
+
+  private emit(ev: MirrorEvent<T>): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(ev);
+      } catch (err) {
+        this.logger.error({ err, bucket: this.name }, "state: change listener failed");
+      }
+    }
+  }
+
+  private waitSynced(timeoutMs: number): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.syncWaiters.delete(done);
+        if (this.synced) resolve();
+        else reject(stateUnavailable(`${this.name}: closed`));
+      };
+      const timer = setTimeout(() => {
+        this.syncWaiters.delete(done);
+        reject(stateUnavailable(`${this.name}: no watch could be established`));
+      }, timeoutMs);
+      this.syncWaiters.add(done);
+    });
+  }
+
+  private async runBarrier(): Promise<void> {
+    const gen = this.gen;
+    const t0 = mono();
+    const head = await this.options.bucket.headRevision();
+    if (!(await this.waitForRevision(head))) {
+      if (gen === this.gen) this.restart("watch fell behind the bucket head");
+      throw stateUnavailable(`${this.name}: the watch did not catch up with revision ${head}`);
+    }
+    if (gen === this.gen && this.synced) this.freshAt = Math.max(this.freshAt, t0);
+  }
+
+  /** Follows the bucket until closed: snapshot, then updates; rebuilds after any failure. */
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      if (!this.options.connection.connected) {
+        await new Promise<void>((r) => {
+          this.wake = r;
+        });
+        this.wake = null;
+        continue;
+      }
+      const gen = ++this.gen;
+      let watch: KvWatch | null = null;
+      try {
+        watch = await this.options.bucket.watch({ include: "initial" });
+        if (gen !== this.gen) continue;
+        this.watch = watch;
+        const t0 = mono();
+        const head = await this.options.bucket.headRevision();
+        if (gen !== this.gen) continue;
+        let staging: MirrorState<T> | null = this.newState();
+        const trySwap = () => {
+          if (staging === null || staging.revision < head) return;
+          this.state = staging;
+          staging = null;
+          this.synced = true;
+          this.freshAt = t0;
+          failures = 0;
+          this.emit({ type: "reset" });
+          this.emit({ type: "availability", available: true });
+          for (const w of [...this.syncWaiters]) w();
+          this.settleWaiters();
+        };
+        trySwap();
+        const follow = async (w: KvWatch) => {
+          for await (const e of w) {
+            if (gen !== this.gen) break;
+            if (staging !== null) {
+              staging.apply(e);
+              trySwap();
+              continue;
+            }
+            const ev = this.state.apply(e);
+            if (ev === null) continue;
+            if (++this.applied % 1024 === 0) {
+              this.state.prune(this.options.now(), this.options.bucket.settings.ttlMs);
+            }
+            this.emit(ev);
+            this.settleWaiters();
+          }
+        };
+        // A restart abandons the watch even if its iterator never ends (a stuck consumer).
+        await Promise.race([follow(watch), this.abandoned(gen)]);
+      } catch (err) {
+        this.logger.warn({ err, bucket: this.name }, "state: bucket watch failed");
+      } finally {
+        watch?.stop();
+      }
+      if (this.closed) return;
+      if (gen === this.gen) this.markUnsynced();
+      const min = this.options.retryMinMs ?? 100;
+      const max = this.options.retryMaxMs ?? 1000;
+      const delay = Math.min(max, min * 2 ** Math.min(failures++, 8)) * (0.5 + Math.random() / 2);
+      await new Promise((r) => setTimeout(r, failures === 1 ? 0 : delay));
+    }
+  }
+
+  private settleWaiters(): void {
+    if (this.waiters.size === 0) return;
+    for (const w of [...this.waiters]) if (w.ready()) w.resolve();
+  }
+}

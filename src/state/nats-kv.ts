@@ -1,0 +1,321 @@
+// The KV interface on NATS JetStream KV (@nats-io/kv). Revisions are stream sequences; CAS is
+// JetStream's expected-last-subject-sequence. While the connection is down every operation
+// fails at once with StateUnavailable ("NATS unavailable") instead of waiting for a timeout.
+import {
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+  type PubAck,
+} from "@nats-io/jetstream";
+import { type KV, Kvm, KvWatchInclude, type KvEntry as NatsKvEntry } from "@nats-io/kv";
+import { connect, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import type {
+  BucketSettings,
+  KvBucket,
+  KvConnection,
+  KvEntry,
+  KvStore,
+  KvWatch,
+  WatchOptions,
+} from "./kv.js";
+import {
+  invalidKey,
+  stateConflict,
+  stateExists,
+  stateUnavailable,
+  validKey,
+  valueTooLarge,
+} from "./kv-errors.js";
+
+export interface NatsKvOptions {
+  /** One URL or several (a cluster), e.g. "nats://127.0.0.1:4222". */
+  servers: string | string[];
+  /** Connection name shown by the server. */
+  name?: string;
+  /** Timeout of each JetStream request (ms); default 2000. */
+  requestTimeoutMs?: number;
+  /** Wait between reconnect attempts (ms); default 250. The client retries forever. */
+  reconnectWaitMs?: number;
+  /** Timeout of the first connection (ms); default 3000. */
+  connectTimeoutMs?: number;
+}
+
+/** JetStream error codes of a failed expected-last-sequence check. */
+const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
+const MESSAGE_TOO_LARGE = 10054;
+
+class NatsConnectionStatus implements KvConnection {
+  connected = true;
+  private readonly listeners = new Set<(connected: boolean) => void>();
+
+  onStatus(listener: (connected: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  set(connected: boolean): void {
+    if (this.connected === connected) return;
+    this.connected = connected;
+    for (const l of [...this.listeners]) l(connected);
+  }
+}
+
+/** Connects to NATS; fails with StateUnavailable when no server answers. */
+export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore> {
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers: options.servers,
+      name: options.name ?? "kubemoot-scheduler",
+      timeout: options.connectTimeoutMs ?? 3000,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: options.reconnectWaitMs ?? 250,
+      reconnectJitter: 100,
+      pingInterval: 5000,
+      maxPingOut: 2,
+    });
+  } catch (err) {
+    throw stateUnavailable(`cannot connect to ${String(options.servers)}: ${message(err)}`, err);
+  }
+  const timeout = options.requestTimeoutMs ?? 2000;
+  const jsm = await jetstreamManager(nc, { timeout });
+  return new NatsKvStore(nc, jsm, timeout);
+}
+
+export class NatsKvStore implements KvStore {
+  readonly kind = "nats" as const;
+  readonly connection = new NatsConnectionStatus();
+  private readonly kvm: Kvm;
+  private readonly js: JetStreamClient;
+  private closed = false;
+
+  constructor(
+    readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    timeoutMs: number,
+  ) {
+    this.js = jetstream(nc, { timeout: timeoutMs });
+    this.kvm = new Kvm(this.js);
+    void this.followStatus();
+  }
+
+  async bucket(name: string, settings: BucketSettings): Promise<KvBucket> {
+    if (!this.connection.connected) throw stateUnavailable(`disconnected; cannot open bucket ${name}`);
+    try {
+      const kv = await this.kvm.create(name, {
+        history: settings.history,
+        ...(settings.ttlMs > 0 ? { ttl: settings.ttlMs } : {}),
+        maxValueSize: settings.maxValueBytes > 0 ? settings.maxValueBytes : -1,
+        replicas: settings.replicas,
+        // Reads go to the stream leader: a direct get may answer from a lagging replica.
+        allow_direct: false,
+      });
+      return new NatsBucket(name, settings, kv, this.js, this.jsm, this.connection);
+    } catch (err) {
+      throw toStateError(err, name, "(bucket)", "read");
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.nc.close().catch(() => undefined);
+  }
+
+  private async followStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === "disconnect" || s.type === "close") this.connection.set(false);
+      else if (s.type === "reconnect") this.connection.set(true);
+    }
+    this.connection.set(false);
+  }
+}
+
+type FailureKind = "read" | "create" | "write";
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Maps a client or server error onto the KubemootError callers branch on. */
+function toStateError(err: unknown, bucket: string, key: string, kind: FailureKind): Error {
+  if (err instanceof JetStreamApiError) {
+    if (WRONG_LAST_SEQUENCE.has(err.code)) {
+      return kind === "create" ? stateExists(bucket, key, err) : stateConflict(bucket, key, err);
+    }
+    if (err.code === MESSAGE_TOO_LARGE) return valueTooLarge(bucket, key);
+  }
+  return stateUnavailable(`${bucket}/${key}: ${message(err)}`, err);
+}
+
+function toEntry(e: NatsKvEntry): KvEntry {
+  return {
+    bucket: e.bucket,
+    key: e.key,
+    value: e.value,
+    revision: e.revision,
+    operation: e.operation,
+    createdMs: e.created.getTime(),
+  };
+}
+
+class NatsBucket implements KvBucket {
+  private readonly stream: string;
+
+  constructor(
+    readonly name: string,
+    readonly settings: BucketSettings,
+    private readonly kv: KV,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly connection: KvConnection,
+  ) {
+    this.stream = `KV_${name}`;
+  }
+
+  async get(key: string): Promise<KvEntry | null> {
+    this.check(key);
+    try {
+      const e = await this.kv.get(key);
+      return e === null || e.operation !== "PUT" ? null : toEntry(e);
+    } catch (err) {
+      throw toStateError(err, this.name, key, "read");
+    }
+  }
+
+  async put(key: string, value: Uint8Array): Promise<number> {
+    this.check(key, value);
+    try {
+      return await this.kv.put(key, value);
+    } catch (err) {
+      throw toStateError(err, this.name, key, "write");
+    }
+  }
+
+  async create(key: string, value: Uint8Array): Promise<number> {
+    this.check(key, value);
+    try {
+      return await this.conditional(key, value, 0);
+    } catch (err) {
+      if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
+    }
+    // The key exists: creatable again only over a tombstone (JetStream KV semantics).
+    let last: NatsKvEntry | null;
+    try {
+      last = await this.kv.get(key);
+    } catch (err) {
+      throw toStateError(err, this.name, key, "read");
+    }
+    if (last === null || last.operation === "PUT") throw stateExists(this.name, key);
+    try {
+      return await this.conditional(key, value, last.revision);
+    } catch (err) {
+      throw KubemootError.is(err, ErrorCode.StateConflict) ? stateExists(this.name, key, err) : err;
+    }
+  }
+
+  async update(key: string, value: Uint8Array, revision: number): Promise<number> {
+    this.check(key, value);
+    return this.conditional(key, value, revision);
+  }
+
+  async delete(key: string, options: { revision?: number } = {}): Promise<number> {
+    this.check(key);
+    // Published as KV.delete does (ADR-8: an empty message with KV-Operation: DEL), but keeping
+    // the acknowledgement, whose sequence is the tombstone's revision.
+    const h = headers();
+    h.set("KV-Operation", "DEL");
+    const rev = options.revision;
+    if (rev !== undefined && rev > 0) return this.conditional(key, new Uint8Array(0), rev, h);
+    try {
+      const ack = await this.js.publish(this.subject(key), new Uint8Array(0), { headers: h });
+      return ack.seq;
+    } catch (err) {
+      throw toStateError(err, this.name, key, "write");
+    }
+  }
+
+  /**
+   * A write that succeeds only if the key's last revision is `revision` (0 = never written).
+   * Besides the expected-last-subject-sequence check it carries a message id naming the
+   * revision it replaces, `<key>@<revision>`: clustered servers before 2.9.21 check the expected
+   * sequence only before proposing, so two concurrent writes on one revision could both pass
+   * (nats-server#4320); a message id is staged at proposal, so the second is a duplicate.
+   */
+  private async conditional(key: string, value: Uint8Array, revision: number, h?: MsgHdrs): Promise<number> {
+    let ack: PubAck;
+    try {
+      ack = await this.js.publish(this.subject(key), value, {
+        msgID: `${key}@${revision}`,
+        expect: { lastSubjectSequence: revision },
+        ...(h !== undefined ? { headers: h } : {}),
+      });
+    } catch (err) {
+      throw toStateError(err, this.name, key, "write");
+    }
+    if (ack.duplicate) throw stateConflict(this.name, key);
+    return ack.seq;
+  }
+
+  private subject(key: string): string {
+    return `$KV.${this.name}.${key}`;
+  }
+
+  async keys(prefix = ""): Promise<string[]> {
+    this.check();
+    // A subject filter narrows the scan when the prefix ends at a token boundary.
+    const filter = prefix.endsWith(".") && validKey(prefix.slice(0, -1)) ? `${prefix}>` : ">";
+    try {
+      const out: string[] = [];
+      for await (const k of await this.kv.keys(filter)) if (k.startsWith(prefix)) out.push(k);
+      return out;
+    } catch (err) {
+      throw toStateError(err, this.name, prefix, "read");
+    }
+  }
+
+  async watch(options: WatchOptions): Promise<KvWatch> {
+    this.check();
+    let it: Awaited<ReturnType<KV["watch"]>>;
+    try {
+      it = await this.kv.watch({
+        key: options.key ?? ">",
+        include: options.include === "initial" ? KvWatchInclude.LastValue : KvWatchInclude.UpdatesOnly,
+      });
+    } catch (err) {
+      throw toStateError(err, this.name, options.key ?? ">", "read");
+    }
+    async function* entries(): AsyncGenerator<KvEntry> {
+      for await (const e of it) yield toEntry(e);
+    }
+    // One underlying iterator: every iteration of the watch continues where the last left off.
+    const shared = entries();
+    return {
+      stop: () => it.stop(),
+      [Symbol.asyncIterator]: () => shared,
+    };
+  }
+
+  async headRevision(): Promise<number> {
+    this.check();
+    try {
+      const info = await this.jsm.streams.info(this.stream);
+      return info.state.messages === 0 ? 0 : info.state.last_seq;
+    } catch (err) {
+      throw toStateError(err, this.name, "(head)", "read");
+    }
+  }
+
+  private check(key?: string, value?: Uint8Array): void {
+    if (!this.connection.connected) throw stateUnavailable(`disconnected from the server (${this.name})`);
+    if (key !== undefined && !validKey(key)) throw invalidKey(this.name, key);
+    const max = this.settings.maxValueBytes;
+    if (value !== undefined && max > 0 && value.byteLength > max) {
+      throw valueTooLarge(this.name, key ?? "", value.byteLength, max);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+// Provider state values (kubemoot_provider_state): written in Kubemoot's field order, read
+// tolerantly (missing fields → zero values, unknown fields ignored, non-objects skipped).
+import type { ProviderState } from "../core/shapes.js";
+import { bool, instantMs, isObject, num, numberMap, str, strings } from "./json-fields.js";
+
+export function providerStateJson(s: ProviderState): Record<string, unknown> {
+  return {
+    name: s.name,
+    endpoint: s.endpoint,
+    maxParallel: s.maxParallel,
+    activeCount: s.activeCount,
+    queueDepth: s.queueDepth,
+    loadedModels: s.loadedModels,
+    ready: s.ready,
+    lastProbedAt: s.lastProbedAt,
+    totalVramMiB: s.totalVramMiB,
+    loadedModelFootprintsMiB: s.loadedModelFootprintsMiB,
+    availableModelFootprintsMiB: s.availableModelFootprintsMiB,
+    contextLength: s.contextLength,
+    loadedModelContextLengths: s.loadedModelContextLengths,
+  };
+}
+
+/**
+ * Reads a provider state; `key` names the provider when the value does not. maxParallel is
+ * at least 1 (the field's documented range): a missing value means Ollama's default of one slot.
+ */
+export function parseProviderState(raw: unknown, key: string): ProviderState | undefined {
+  if (!isObject(raw)) return undefined;
+  return {
+    name: str(raw.name) || key,
+    endpoint: str(raw.endpoint),
+    maxParallel: Math.max(1, Math.floor(num(raw.maxParallel))),
+    activeCount: num(raw.activeCount),
+    queueDepth: num(raw.queueDepth),
+    loadedModels: strings(raw.loadedModels),
+    ready: bool(raw.ready),
+    lastProbedAt: str(raw.lastProbedAt),
+    totalVramMiB: num(raw.totalVramMiB),
+    loadedModelFootprintsMiB: numberMap(raw.loadedModelFootprintsMiB),
+    availableModelFootprintsMiB: numberMap(raw.availableModelFootprintsMiB),
+    contextLength: num(raw.contextLength),
+    loadedModelContextLengths: numberMap(raw.loadedModelContextLengths),
+  };
+}
+
+/** Stale: lastProbedAt parses and is older than `staleMs`. Empty or unparsable is kept. */
+export function isStale(s: ProviderState, nowMs: number, staleMs: number): boolean {
+  const t = instantMs(s.lastProbedAt);
+  return t !== undefined && nowMs - t > staleMs;
+}

@@ -1,0 +1,105 @@
+// Provider state: the operator writes one value per provider, every sidecar reads them through
+// a watched copy at most 200 ms old. Stale entries (lastProbedAt older than 5 minutes) are
+// dropped; unreadable ones are skipped with a warning, once per revision.
+import type { ProviderState } from "../core/shapes.js";
+import { PROVIDER_STALE_MS } from "./defaults.js";
+import type { KvBucket, KvEntry } from "./kv.js";
+import { decodeJson, encodeJson } from "./kv.js";
+import type { Logger } from "./logger.js";
+import type { BucketMirror } from "./mirror.js";
+import { isStale, parseProviderState, providerStateJson } from "./provider-state-codec.js";
+import { assertProviderName } from "./ticket-keys.js";
+
+/** The mirror decoder of provider state entries. */
+export function providerStateDecoder(logger: Logger): (e: KvEntry) => ProviderState | undefined {
+  return (e) => {
+    let raw: unknown;
+    try {
+      raw = decodeJson(e.value);
+    } catch (err) {
+      logger.warn({ key: e.key, revision: e.revision, err }, "state: skipping unreadable provider state");
+      return undefined;
+    }
+    const s = parseProviderState(raw, e.key);
+    if (s === undefined) {
+      logger.warn(
+        { key: e.key, revision: e.revision },
+        "state: skipping provider state that is not an object",
+      );
+    }
+    return s;
+  };
+}
+
+export interface ProviderStateReaderOptions {
+  /** Wall clock (epoch ms). */
+  now: () => number;
+  /** Entries probed longer ago than this are ignored (ms); default 5 minutes. */
+  staleMs?: number;
+}
+
+/** Reads provider states (what the scheduler decides on). */
+export class ProviderStateReader {
+  private readonly staleMs: number;
+
+  constructor(
+    private readonly mirror: BucketMirror<ProviderState>,
+    private readonly options: ProviderStateReaderOptions,
+  ) {
+    this.staleMs = options.staleMs ?? PROVIDER_STALE_MS;
+  }
+
+  /** All current (non-stale) provider states, read at most 200 ms old; StateUnavailable when NATS is away. */
+  async list(): Promise<ProviderState[]> {
+    await this.mirror.fresh();
+    return this.peekAll();
+  }
+
+  /** One provider's current state, or undefined when unknown or stale. */
+  async get(name: string): Promise<ProviderState | undefined> {
+    await this.mirror.fresh();
+    return this.peek(name);
+  }
+
+  /** Like `get` without the freshness check: for callers that just awaited `fresh()`. */
+  peek(name: string): ProviderState | undefined {
+    const s = this.mirror.get(name)?.value;
+    return s !== undefined && !isStale(s, this.options.now(), this.staleMs) ? s : undefined;
+  }
+
+  peekAll(): ProviderState[] {
+    const now = this.options.now();
+    const out: ProviderState[] = [];
+    for (const e of this.mirror.entries()) {
+      if (e.value !== undefined && !isStale(e.value, now, this.staleMs)) out.push(e.value);
+    }
+    return out;
+  }
+
+  /** Ensures the copy is at most 200 ms old. */
+  fresh(): Promise<void> {
+    return this.mirror.fresh();
+  }
+
+  /** Monotonic time (performance.now) at which the copy was last proven current. */
+  get confirmedAt(): number {
+    return this.mirror.confirmedAt;
+  }
+}
+
+/** Publishes provider states (the operator's provider reconciler). */
+export class ProviderStateWriter {
+  constructor(private readonly bucket: KvBucket) {}
+
+  /** Writes a provider's state under its name, with Kubemoot's field names; returns the revision. */
+  publish(state: ProviderState): Promise<number> {
+    assertProviderName(state.name, "name");
+    return this.bucket.put(state.name, encodeJson(providerStateJson(state)));
+  }
+
+  /** Removes a provider (its ModelProvider was deleted); returns the tombstone's revision. */
+  remove(name: string): Promise<number> {
+    assertProviderName(name, "name");
+    return this.bucket.delete(name);
+  }
+}

@@ -1,0 +1,216 @@
+// Opens the shared state: the three buckets, their watched copies, and the services the
+// sidecar and the operator call (provider state, tickets, demand, capacity watch).
+import os from "node:os";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import { BUCKETS_OF, bucketSettings, MODEL_DEMAND_BUCKET } from "./buckets.js";
+import { CapacityWatch } from "./capacity-watch.js";
+import {
+  CLAIM_MAX_ATTEMPTS,
+  FRESH_READ_MS,
+  LEASE_GRACE_MS,
+  PROVIDER_STALE_MS,
+  TICKET_LEASE_MS,
+} from "./defaults.js";
+import { DemandBoard, demandDecoder } from "./demand.js";
+import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
+import type { Logger } from "./logger.js";
+import { silentLogger } from "./logger.js";
+import { MemoryKvStore } from "./memory-kv.js";
+import { BucketMirror } from "./mirror.js";
+import { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
+import { ProviderStateReader, ProviderStateWriter, providerStateDecoder } from "./provider-state.js";
+import { parseTicketsKey, providerOfKey } from "./ticket-keys.js";
+import { TicketBook } from "./tickets.js";
+import { ticketsDecoder } from "./tickets-view.js";
+
+export interface StateStoreOptions {
+  /** Written into every ticket's holderId; default "<hostname>/<pid>". */
+  holderId?: string;
+  /** Wall clock (epoch ms) for leases, staleness and demand expiry; default Date.now. */
+  now?: () => number;
+  /** pino or anything with the same debug/info/warn/error methods. */
+  logger?: Logger;
+  /** Bucket replicas in a NATS cluster (1, 3 or 5); default 1. Used when a bucket is created. */
+  replicas?: number;
+  /** Ticket lease (ms); default 150 000 (KUBEMOOT_TICKET_LEASE_SECONDS, see ticketLeaseFromEnv). */
+  ticketLeaseMs?: number;
+  /** How long after its expiresAt a ticket still counts (ms); default 1000. */
+  leaseGraceMs?: number;
+  /** Maximum age of the state a decision reads (ms); default 200. */
+  freshnessMs?: number;
+  /** How long a read waits for a watch to catch up or come back (ms); default 2000. */
+  catchUpTimeoutMs?: number;
+  /** Compare-and-set attempts per claim; default 64. */
+  claimMaxAttempts?: number;
+  /** Claims decided in one compare-and-set (same provider, this process); default 8. */
+  claimBatch?: number;
+  /** Provider states probed longer ago than this are ignored (ms); default 5 minutes. */
+  providerStaleMs?: number;
+  /**
+   * How long opening may keep retrying while the server is reachable but JetStream cannot serve
+   * yet (a cluster electing its leaders) (ms); default 15000.
+   */
+  openTimeoutMs?: number;
+  /** Connection settings when the target is a NATS URL. */
+  nats?: Omit<NatsKvOptions, "servers">;
+}
+
+export interface StateStore {
+  readonly kind: "memory" | "nats";
+  /** The underlying KV store (shared by an embedded operator and scheduler). */
+  readonly kv: KvStore;
+  /** Provider states, read at most 200 ms old. */
+  readonly providers: ProviderStateReader;
+  /** Provider state publishing (the operator). */
+  readonly providerWriter: ProviderStateWriter;
+  readonly tickets: TicketBook;
+  readonly demand: DemandBoard;
+  readonly capacity: CapacityWatch;
+  /** True while every watch is established (NATS reachable). */
+  readonly available: boolean;
+  /** Counters since the store opened. */
+  readonly stats: { casConflicts: number };
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the shared state on `target`: "memory" (the embedded store), a NATS URL or several
+ * (a cluster), or an existing KvStore (e.g. one MemoryKvStore shared by the embedded operator
+ * and scheduler; it is not closed with the returned store). Rejects with StateUnavailable when
+ * NATS cannot be reached.
+ */
+export async function openStateStore(
+  target: "memory" | string | string[] | KvStore,
+  options: StateStoreOptions = {},
+): Promise<StateStore> {
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? silentLogger;
+  let kv: KvStore;
+  let owned = true;
+  if (typeof target === "object" && !Array.isArray(target)) {
+    kv = target;
+    owned = false;
+  } else if (target === "memory") {
+    kv = new MemoryKvStore({ now });
+  } else {
+    kv = await connectNatsKv({ ...options.nats, servers: target });
+  }
+  try {
+    return await assemble(kv, owned, now, logger, options);
+  } catch (err) {
+    if (owned) await kv.close();
+    throw err;
+  }
+}
+
+async function assemble(
+  kv: KvStore,
+  owned: boolean,
+  now: () => number,
+  logger: Logger,
+  options: StateStoreOptions,
+): Promise<StateStore> {
+  const settings = bucketSettings(options.replicas ?? 1);
+  const [stateBucket, ticketsBucket, demandBucket] = await Promise.all(
+    BUCKETS_OF.map((name) => openBucket(kv, name, settings[name]!, options.openTimeoutMs ?? 15_000)),
+  );
+  const mirrorBase = {
+    connection: kv.connection,
+    now,
+    freshnessMs: options.freshnessMs ?? FRESH_READ_MS,
+    catchUpTimeoutMs: options.catchUpTimeoutMs ?? 2000,
+    logger,
+  };
+  const stateMirror = new BucketMirror({
+    ...mirrorBase,
+    bucket: stateBucket!,
+    decode: providerStateDecoder(logger),
+  });
+  const ticketsMirror = new BucketMirror({
+    ...mirrorBase,
+    bucket: ticketsBucket!,
+    decode: ticketsDecoder(logger),
+    group: providerOfKey,
+  });
+  const demandMirror = new BucketMirror({
+    ...mirrorBase,
+    bucket: demandBucket!,
+    decode: demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs),
+  });
+  const mirrors = [stateMirror, ticketsMirror, demandMirror];
+  try {
+    await Promise.all(mirrors.map((m) => m.start()));
+  } catch (err) {
+    for (const m of mirrors) m.close();
+    throw err;
+  }
+
+  const stats = { casConflicts: 0 };
+  const providers = new ProviderStateReader(stateMirror, {
+    now,
+    staleMs: options.providerStaleMs ?? PROVIDER_STALE_MS,
+  });
+  const tickets = new TicketBook({
+    tickets: ticketsMirror.tracked(),
+    mirror: ticketsMirror,
+    providers,
+    holderId: options.holderId ?? `${os.hostname()}/${process.pid}`,
+    now,
+    leaseMs: options.ticketLeaseMs ?? TICKET_LEASE_MS,
+    leaseGraceMs: options.leaseGraceMs ?? LEASE_GRACE_MS,
+    maxAttempts: options.claimMaxAttempts ?? CLAIM_MAX_ATTEMPTS,
+    freshnessMs: options.freshnessMs ?? FRESH_READ_MS,
+    ...(options.claimBatch !== undefined ? { maxBatch: options.claimBatch } : {}),
+    logger,
+    onConflict: () => {
+      stats.casConflicts++;
+    },
+  });
+  const demand = new DemandBoard({ bucket: demandMirror.tracked(), mirror: demandMirror, now });
+  const capacity = new CapacityWatch({
+    sources: [stateMirror, ticketsMirror],
+    now,
+    ignoreKey: (key) => parseTicketsKey(key).kind === "guard",
+  });
+
+  let closed = false;
+  return {
+    kind: kv.kind,
+    kv,
+    providers,
+    providerWriter: new ProviderStateWriter(stateMirror.tracked()),
+    tickets,
+    demand,
+    capacity,
+    get available() {
+      return stateMirror.available && ticketsMirror.available;
+    },
+    stats,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      capacity.close();
+      for (const m of mirrors) m.close();
+      if (owned) await kv.close();
+    },
+  };
+}
+
+/** Opens (or creates) a bucket, retrying while JetStream is not ready yet. */
+async function openBucket(
+  kv: KvStore,
+  name: string,
+  settings: BucketSettings,
+  timeoutMs: number,
+): Promise<KvBucket> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await kv.bucket(name, settings);
+    } catch (err) {
+      const retry = KubemootError.is(err, ErrorCode.StateUnavailable) && kv.connection.connected;
+      if (!retry || Date.now() + 250 > deadline) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(1000, 100 * 2 ** attempt)));
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// Ticket, residency and guard values of kubemoot_provider_tickets. Tickets and residencies are
+// written with Kubemoot's field names in Kubemoot's order (plus our `expiresAt` lease and
+// `coldLoad`), and read tolerantly: Kubemoot's own tickets lack both and are honoured.
+import type { Residency, Ticket } from "../core/shapes.js";
+import { instantMs, isObject, num, numberMap, str } from "./json-fields.js";
+
+/** Ticket JSON in Kubemoot's field order. */
+export function ticketJson(t: Ticket): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    ticketId: t.ticketId,
+    provider: t.provider,
+    modelFootprintMiB: t.modelFootprintMiB,
+    kvCacheFootprintMiB: t.kvCacheFootprintMiB,
+    holderId: t.holderId,
+    claimedAt: t.claimedAt,
+    modelName: t.modelName,
+    evicts: t.evicts,
+  };
+  if (t.expiresAt !== undefined) out.expiresAt = t.expiresAt;
+  if (t.coldLoad !== undefined) out.coldLoad = t.coldLoad;
+  return out;
+}
+
+/**
+ * Reads a ticket value. `expected` comes from the key: a value naming another provider or
+ * ticket is not trusted. Returns undefined (skip) when the value is not a ticket object.
+ */
+export function parseTicket(
+  raw: unknown,
+  expected: { provider: string; ticketId: string },
+): Ticket | undefined {
+  if (!isObject(raw)) return undefined;
+  const provider = str(raw.provider) || expected.provider;
+  const ticketId = str(raw.ticketId) || expected.ticketId;
+  if (provider !== expected.provider || ticketId !== expected.ticketId) return undefined;
+  const t: Ticket = {
+    ticketId,
+    provider,
+    modelFootprintMiB: num(raw.modelFootprintMiB),
+    kvCacheFootprintMiB: num(raw.kvCacheFootprintMiB),
+    holderId: str(raw.holderId),
+    claimedAt: str(raw.claimedAt),
+    modelName: str(raw.modelName),
+    evicts: numberMap(raw.evicts),
+  };
+  const expiresAt = instantMs(raw.expiresAt);
+  if (expiresAt !== undefined) t.expiresAt = expiresAt;
+  if (typeof raw.coldLoad === "boolean") t.coldLoad = raw.coldLoad;
+  return t;
+}
+
+export function residencyJson(r: Residency): Record<string, unknown> {
+  return { provider: r.provider, modelName: r.modelName, modelFootprintMiB: r.modelFootprintMiB };
+}
+
+/** Reads a residency overlay; undefined (skip) without a model name. */
+export function parseResidency(raw: unknown, expectedProvider: string): Residency | undefined {
+  if (!isObject(raw)) return undefined;
+  const provider = str(raw.provider) || expectedProvider;
+  const modelName = str(raw.modelName);
+  if (provider !== expectedProvider || modelName === "") return undefined;
+  return { provider, modelName, modelFootprintMiB: num(raw.modelFootprintMiB) };
+}
+
+/**
+ * Value of the guard key `_claim__<provider>`: the tickets of the last claim decision on the
+ * provider, which their holder may not have written yet (see claim.ts).
+ */
+export interface GuardValue {
+  pending: Ticket[];
+}
+
+export function guardJson(g: GuardValue): Record<string, unknown> {
+  return { v: 1, pending: g.pending.map(ticketJson) };
+}
+
+export function parseGuard(raw: unknown, provider: string): GuardValue {
+  const pending: Ticket[] = [];
+  if (isObject(raw) && Array.isArray(raw.pending)) {
+    for (const p of raw.pending) {
+      const t = isObject(p) ? parseTicket(p, { provider, ticketId: str(p.ticketId) }) : undefined;
+      if (t !== undefined && t.ticketId !== "") pending.push(t);
+    }
+  }
+  return { pending };
+}

@@ -1,0 +1,68 @@
+// The tickets bucket as the mirror holds it: each key decoded once per revision into a ticket,
+// a residency overlay or a claim guard; foreign and malformed keys are skipped.
+import type { Residency, Ticket } from "../core/shapes.js";
+import { ticketLive } from "../core/vram.js";
+import type { KvEntry } from "./kv.js";
+import { decodeJson } from "./kv.js";
+import type { Logger } from "./logger.js";
+import type { BucketMirror } from "./mirror.js";
+import { type GuardValue, parseGuard, parseResidency, parseTicket } from "./ticket-codec.js";
+import { parseTicketsKey } from "./ticket-keys.js";
+
+export type TicketsValue =
+  | { kind: "ticket"; ticket: Ticket }
+  | { kind: "residency"; residency: Residency }
+  | { kind: "guard"; guard: GuardValue };
+
+export type TicketsMirror = BucketMirror<TicketsValue>;
+
+export function ticketsDecoder(logger: Logger): (e: KvEntry) => TicketsValue | undefined {
+  return (e) => {
+    const k = parseTicketsKey(e.key);
+    if (k.kind === "foreign") {
+      logger.debug({ key: e.key }, "state: skipping a foreign key in the tickets bucket");
+      return undefined;
+    }
+    let raw: unknown;
+    try {
+      raw = decodeJson(e.value);
+    } catch (err) {
+      logger.warn({ key: e.key, revision: e.revision, err }, "state: skipping an unreadable tickets entry");
+      return undefined;
+    }
+    let out: TicketsValue | undefined;
+    if (k.kind === "ticket") {
+      const ticket = parseTicket(raw, k);
+      if (ticket !== undefined) out = { kind: "ticket", ticket };
+    } else if (k.kind === "residency") {
+      const residency = parseResidency(raw, k.provider);
+      if (residency !== undefined) out = { kind: "residency", residency };
+    } else {
+      out = { kind: "guard", guard: parseGuard(raw, k.provider) };
+    }
+    if (out === undefined) {
+      logger.warn({ key: e.key, revision: e.revision }, "state: skipping a malformed tickets entry");
+    }
+    return out;
+  };
+}
+
+/** Tickets of one provider (exact `<provider>__` keys) live at `liveNowMs`. */
+export function providerTickets(mirror: TicketsMirror, provider: string, liveNowMs: number): Ticket[] {
+  const out: Ticket[] = [];
+  for (const e of mirror.group(provider)) {
+    const v = e.value;
+    if (v?.kind === "ticket" && ticketLive(v.ticket, liveNowMs)) out.push(v.ticket);
+  }
+  return out;
+}
+
+/** Residency overlays of one provider. */
+export function providerResidencies(mirror: TicketsMirror, provider: string): Residency[] {
+  const out: Residency[] = [];
+  for (const e of mirror.group(provider)) {
+    const v = e.value;
+    if (v?.kind === "residency") out.push(v.residency);
+  }
+  return out;
+}

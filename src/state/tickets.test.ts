@@ -1,0 +1,344 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
+import { ticketLeaseFromEnv } from "./defaults.js";
+import { decodeJson, encodeJson } from "./kv.js";
+import { MemoryKvStore } from "./memory-kv.js";
+import { openStateStore, type StateStore, type StateStoreOptions } from "./store.js";
+import { guardKey, ticketKey } from "./ticket-keys.js";
+
+// usable(24563) = 21616; usable(16384) = 14336.
+const stores: StateStore[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+});
+
+async function open(kv: MemoryKvStore, o: StateStoreOptions = {}): Promise<StateStore> {
+  const s = await openStateStore(kv, { holderId: "test", ...o });
+  stores.push(s);
+  return s;
+}
+
+async function setup(o: StateStoreOptions = {}) {
+  const kv = new MemoryKvStore(o.now !== undefined ? { now: o.now } : {});
+  const store = await open(kv, o);
+  const bucket = await kv.bucket(PROVIDER_TICKETS_BUCKET, {
+    history: 1,
+    ttlMs: 600_000,
+    maxValueBytes: 4096,
+    replicas: 1,
+  });
+  return { kv, store, bucket };
+}
+
+describe("claims", () => {
+  it("grants a cold claim that fits and refuses one that does not, with the budget it saw", async () => {
+    const { store, bucket } = await setup();
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 24563 }));
+    const a = await store.tickets.claim({ provider: "rig1", model: "qwen3:14b", modelFootprintMiB: 12224 });
+    expect(a.ok).toBe(true);
+    if (!a.ok) return;
+    expect(a.coldLoad).toBe(true);
+    expect(a.key).toBe(`rig1__${a.ticket.ticketId}`);
+    const raw = decodeJson((await bucket.get(a.key))!.value) as Record<string, unknown>;
+    expect(Object.keys(raw)).toEqual([
+      "ticketId",
+      "provider",
+      "modelFootprintMiB",
+      "kvCacheFootprintMiB",
+      "holderId",
+      "claimedAt",
+      "modelName",
+      "evicts",
+      "expiresAt",
+      "coldLoad",
+    ]);
+    expect(raw.holderId).toBe("test");
+    const b = await store.tickets.claim({ provider: "rig1", model: "qwen3:32b", modelFootprintMiB: 12000 });
+    expect(b.ok).toBe(false);
+    if (b.ok) return;
+    expect(b.reason).toBe("no-room");
+    expect(b.budget).toMatchObject({ usable: 21616, inFlight: 12224, free: 21616 - 12224 });
+    expect(b.counted?.map((t) => t.ticketId)).toEqual([a.ticket.ticketId]);
+  });
+
+  it("grants warm claims without taking room, and converges on a load in flight", async () => {
+    const { store } = await setup();
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { "qwen3:8b": 14000 } }),
+    );
+    for (let i = 0; i < 5; i++) {
+      const w = await store.tickets.claim({ provider: "rig1", model: "qwen3:8b", modelFootprintMiB: 14000 });
+      expect(w.ok && !w.coldLoad).toBe(true);
+    }
+    const cold = await store.tickets.claim({ provider: "rig1", model: "tiny", modelFootprintMiB: 300 });
+    expect(cold.ok).toBe(true);
+    const same = await store.tickets.claim({ provider: "rig1", model: "tiny", modelFootprintMiB: 300 });
+    expect(same.ok).toBe(true); // a second call on the model being loaded takes no new room
+    const other = await store.tickets.claim({ provider: "rig1", model: "tiny2", modelFootprintMiB: 300 });
+    expect(other.ok).toBe(false);
+  });
+
+  it("release frees the room at once and is idempotent", async () => {
+    const { store } = await setup();
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384 }));
+    const a = await store.tickets.claim({ provider: "rig1", model: "m1", modelFootprintMiB: 10000 });
+    expect(a.ok).toBe(true);
+    expect((await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 })).ok).toBe(
+      false,
+    );
+    if (!a.ok) return;
+    await store.tickets.release(a.ticket);
+    await store.tickets.release(a.ticket);
+    expect((await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 })).ok).toBe(
+      true,
+    );
+  });
+
+  it("counts a victim's credit once: two plans on one victim never both win; a busy victim refuses", async () => {
+    const { store } = await setup();
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { victim: 12000 } }),
+    );
+    // free = 14336 - 12000 = 2336: a 10000 load needs the victim's credit.
+    const plans = await Promise.all([
+      store.tickets.claim({
+        provider: "rig1",
+        model: "a",
+        modelFootprintMiB: 10000,
+        evicts: { victim: 12000 },
+      }),
+      store.tickets.claim({
+        provider: "rig1",
+        model: "b",
+        modelFootprintMiB: 10000,
+        evicts: { victim: 12000 },
+      }),
+    ]);
+    expect(plans.filter((p) => p.ok).length).toBe(1);
+    const winner = plans.find((p) => p.ok);
+    if (winner?.ok !== true) return;
+    await store.tickets.release(winner.ticket);
+    const work = await store.tickets.claim({ provider: "rig1", model: "victim", modelFootprintMiB: 12000 });
+    expect(work.ok).toBe(true);
+    const busy = await store.tickets.claim({
+      provider: "rig1",
+      model: "a",
+      modelFootprintMiB: 10000,
+      evicts: { victim: 12000 },
+    });
+    expect(busy).toMatchObject({ ok: false, reason: "victim-busy", victim: "victim" });
+  });
+
+  it("stops counting a victim's credit once it is no longer resident", async () => {
+    const { store } = await setup();
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { victim: 12000 } }),
+    );
+    const a = await store.tickets.claim({
+      provider: "rig1",
+      model: "a",
+      modelFootprintMiB: 10000,
+      evicts: { victim: 12000 },
+    });
+    expect(a.ok).toBe(true);
+    // The victim was unloaded: no resident victim, no credit; the load still counts.
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384 }));
+    const view = await store.tickets.view("rig1");
+    expect(view.budget).toMatchObject({ resident: 0, credit: 0, inFlight: 10000 });
+    expect((await store.tickets.claim({ provider: "rig1", model: "b", modelFootprintMiB: 5000 })).ok).toBe(
+      false,
+    );
+    expect((await store.tickets.claim({ provider: "rig1", model: "c", modelFootprintMiB: 4000 })).ok).toBe(
+      true,
+    );
+  });
+
+  it("refuses claims on unknown and stale providers", async () => {
+    const clock = new ManualClock();
+    const { store } = await setup({ now: clock.now });
+    expect(await store.tickets.claim({ provider: "nope", model: "m", modelFootprintMiB: 1 })).toMatchObject({
+      ok: false,
+      reason: "provider-unknown",
+    });
+    await store.providerWriter.publish(
+      providerState("old", { lastProbedAt: new Date(clock.ms - 6 * 60_000).toISOString() }),
+    );
+    expect(await store.tickets.claim({ provider: "old", model: "m", modelFootprintMiB: 1 })).toMatchObject({
+      ok: false,
+      reason: "provider-unknown",
+    });
+  });
+
+  it("rejects bad arguments with InvalidArgument", async () => {
+    const { store } = await setup();
+    await expect(
+      store.tickets.claim({ provider: "bad name", model: "m", modelFootprintMiB: 1 }),
+    ).rejects.toSatisfy((e) => KubemootError.is(e, ErrorCode.InvalidArgument));
+    await expect(store.tickets.claim({ provider: "p", model: "m", modelFootprintMiB: -1 })).rejects.toSatisfy(
+      (e) => KubemootError.is(e, ErrorCode.InvalidArgument),
+    );
+  });
+});
+
+describe("leases", () => {
+  it("a ticket past its lease (plus grace) stops counting; renew extends a live one only", async () => {
+    const clock = new ManualClock();
+    const { store } = await setup({ now: clock.now, ticketLeaseMs: 10_000, leaseGraceMs: 1000 });
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384, lastProbedAt: "" }));
+    const a = await store.tickets.claim({ provider: "rig1", model: "m1", modelFootprintMiB: 10000 });
+    if (!a.ok) throw new Error("claim failed");
+    expect(a.ticket.expiresAt).toBe(clock.ms + 10_000);
+    clock.advance(8000);
+    const renewed = await store.tickets.renew(a.ticket);
+    expect(renewed.expiresAt).toBe(clock.ms + 10_000);
+    clock.advance(10_500); // past the lease, within the grace
+    expect((await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 })).ok).toBe(
+      false,
+    );
+    await expect(store.tickets.renew(a.ticket)).rejects.toSatisfy((e) =>
+      KubemootError.is(e, ErrorCode.NotFound),
+    );
+    clock.advance(600);
+    expect((await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 })).ok).toBe(
+      true,
+    );
+    await store.tickets.release(a.ticket);
+    await expect(store.tickets.renew(a.ticket)).rejects.toSatisfy((e) =>
+      KubemootError.is(e, ErrorCode.NotFound),
+    );
+  });
+});
+
+describe("the guard's pending tickets", () => {
+  it("counts and writes a decided ticket whose holder died before writing it", async () => {
+    const { store, bucket } = await setup();
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384 }));
+    const orphan = {
+      ticketId: "00000000-0000-4000-8000-000000000001",
+      provider: "rig1",
+      modelFootprintMiB: 10000,
+      kvCacheFootprintMiB: 0,
+      holderId: "dead",
+      claimedAt: new Date().toISOString(),
+      modelName: "m1",
+      evicts: {},
+      expiresAt: Date.now() + 60_000,
+      coldLoad: true,
+    };
+    await bucket.update(guardKey("rig1"), encodeJson({ v: 1, pending: [orphan] }), 0);
+    const b = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
+    expect(b.ok).toBe(false);
+    // Refusals do not commit, so nothing was written yet; a grant helps the orphan out first.
+    const c = await store.tickets.claim({ provider: "rig1", model: "small", modelFootprintMiB: 1000 });
+    expect(c.ok).toBe(true);
+    expect(await bucket.get(ticketKey("rig1", orphan.ticketId))).not.toBeNull();
+  });
+
+  it("never brings back a pending ticket its holder released before writing it", async () => {
+    const { store, bucket } = await setup();
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384 }));
+    const t = {
+      ticketId: "00000000-0000-4000-8000-000000000002",
+      provider: "rig1",
+      modelFootprintMiB: 10000,
+      kvCacheFootprintMiB: 0,
+      holderId: "x",
+      claimedAt: new Date().toISOString(),
+      modelName: "m1",
+      evicts: {},
+      expiresAt: Date.now() + 60_000,
+    };
+    await bucket.update(guardKey("rig1"), encodeJson({ v: 1, pending: [t] }), 0);
+    await store.tickets.release(t);
+    const c = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
+    expect(c.ok).toBe(true);
+    expect(await bucket.get(ticketKey("rig1", t.ticketId))).toBeNull();
+  });
+});
+
+describe("residency overlays and scans", () => {
+  it("an overlay counts as resident; scans use the exact provider prefix and skip foreign keys", async () => {
+    const { store, bucket } = await setup();
+    await store.providerWriter.publish(providerState("ollama-gpu", { totalVramMiB: 16384 }));
+    await store.providerWriter.publish(providerState("ollama-gpu-extended", { totalVramMiB: 16384 }));
+    await store.tickets.writeResidency({
+      provider: "ollama-gpu",
+      modelName: "qwen3:8b",
+      modelFootprintMiB: 6000,
+    });
+    const a = await store.tickets.claim({
+      provider: "ollama-gpu-extended",
+      model: "x",
+      modelFootprintMiB: 1000,
+    });
+    const warm = await store.tickets.claim({
+      provider: "ollama-gpu",
+      model: "qwen3:8b",
+      modelFootprintMiB: 6000,
+    });
+    expect(warm.ok && !warm.coldLoad).toBe(true);
+    await bucket.put("ollama-gpu__not-json", new TextEncoder().encode("{oops"));
+    await bucket.put("ollama-gpu__array", encodeJson([1, 2]));
+    await bucket.put("something-else", encodeJson({ modelName: "x" }));
+    const mine = await store.tickets.tickets("ollama-gpu");
+    expect(mine.map((t) => t.modelName)).toEqual(["qwen3:8b"]);
+    expect((await store.tickets.tickets("ollama-gpu-extended")).length).toBe(1);
+    expect(a.ok).toBe(true);
+    const view = await store.tickets.view("ollama-gpu");
+    expect(view.budget).toMatchObject({ resident: 6000, inFlight: 0 });
+    expect(view.residencies).toEqual([
+      { provider: "ollama-gpu", modelName: "qwen3:8b", modelFootprintMiB: 6000 },
+    ]);
+    await store.tickets.clearResidency("ollama-gpu", "qwen3:8b");
+    expect((await store.tickets.view("ollama-gpu")).budget).toMatchObject({ resident: 0, inFlight: 0 });
+  });
+});
+
+describe("availability", () => {
+  it("reports StateUnavailable while the backend is away, then recovers", async () => {
+    const { kv, store } = await setup({ catchUpTimeoutMs: 500 });
+    await store.providerWriter.publish(providerState("rig1"));
+    expect((await store.providers.list()).length).toBe(1);
+    kv.setOnline(false);
+    await expect(store.providers.list()).rejects.toSatisfy((e) =>
+      KubemootError.is(e, ErrorCode.StateUnavailable),
+    );
+    await expect(
+      store.tickets.claim({ provider: "rig1", model: "m", modelFootprintMiB: 1 }),
+    ).rejects.toSatisfy((e) => KubemootError.is(e, ErrorCode.StateUnavailable));
+    expect(store.available).toBe(false);
+    kv.setOnline(true);
+    expect((await store.providers.list()).length).toBe(1);
+    expect((await store.tickets.claim({ provider: "rig1", model: "m", modelFootprintMiB: 1 })).ok).toBe(true);
+  });
+});
+
+describe("lease configuration", () => {
+  it("maps KUBEMOOT_TICKET_LEASE_SECONDS to milliseconds and rejects nonsense", () => {
+    expect(ticketLeaseFromEnv({})).toBeUndefined();
+    expect(ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: "300" })).toBe(300_000);
+    expect(ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: "2.5" })).toBe(2500);
+    for (const bad of ["0", "-1", "soon"]) {
+      expect(() => ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: bad })).toThrow(
+        /KUBEMOOT_TICKET_LEASE_SECONDS/,
+      );
+    }
+  });
+
+  it("uses the configured lease by default and a per-claim lease when given", async () => {
+    const clock = new ManualClock();
+    const { store } = await setup({ now: clock.now, ticketLeaseMs: 42_000 });
+    await store.providerWriter.publish(providerState("rig1", { lastProbedAt: "" }));
+    const a = await store.tickets.claim({ provider: "rig1", model: "m", modelFootprintMiB: 1 });
+    const b = await store.tickets.claim({
+      provider: "rig1",
+      model: "m",
+      modelFootprintMiB: 1,
+      leaseMs: 5000,
+    });
+    expect(a.ok && a.ticket.expiresAt).toBe(clock.ms + 42_000);
+    expect(b.ok && b.ticket.expiresAt).toBe(clock.ms + 5000);
+  });
+});

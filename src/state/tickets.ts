@@ -1,0 +1,175 @@
+// Tickets: claim (claim.ts), release, renew, residency overlays and per-provider scans.
+// Release deletes the ticket (the fast reclaim); the lease (expiresAt) and the bucket TTL are
+// the unconditional reclaim, with no reaper.
+import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
+import { type BudgetView, budgetView } from "../core/vram.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import { ClaimEngine, type ClaimEngineOptions, type ClaimRequest, type ClaimResult } from "./claim.js";
+import type { KvBucket } from "./kv.js";
+import { decodeJson, encodeJson } from "./kv.js";
+import type { ProviderStateReader } from "./provider-state.js";
+import { parseTicket, residencyJson, ticketJson } from "./ticket-codec.js";
+import { assertProviderName, residencyKey, ticketKey } from "./ticket-keys.js";
+import { providerResidencies, providerTickets, type TicketsMirror } from "./tickets-view.js";
+
+/** Names one ticket: its provider and id (a Ticket will do). */
+export interface TicketRef {
+  provider: string;
+  ticketId: string;
+}
+
+/** One provider as a claim would see it now. */
+export interface ProviderView {
+  state: ProviderState | undefined;
+  tickets: Ticket[];
+  residencies: Residency[];
+  /** Undefined when the provider has no current state. */
+  budget: BudgetView | undefined;
+}
+
+export type TicketBookOptions = ClaimEngineOptions;
+
+export class TicketBook {
+  private readonly engine: ClaimEngine;
+  private readonly bucket: KvBucket;
+  private readonly mirror: TicketsMirror;
+  private readonly providers: ProviderStateReader;
+
+  constructor(private readonly o: TicketBookOptions) {
+    this.engine = new ClaimEngine(o);
+    this.bucket = o.tickets;
+    this.mirror = o.mirror;
+    this.providers = o.providers;
+  }
+
+  /**
+   * Claims a ticket on a provider: warm (model resident: no new room), cold (room for the
+   * model), or with planned evictions (`evicts`: the victims' credit, counted once and only
+   * while resident; refused when a victim has a live ticket). Atomic per provider (claim.ts).
+   */
+  claim(req: ClaimRequest): Promise<ClaimResult> {
+    return this.engine.claim(req);
+  }
+
+  /** Deletes the ticket (idempotent). Its room is free for the next claim. */
+  async release(ref: TicketRef): Promise<void> {
+    assertProviderName(ref.provider);
+    const key = ticketKey(ref.provider, ref.ticketId);
+    if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return;
+    await this.bucket.delete(key);
+  }
+
+  /**
+   * Extends a ticket's lease to now + `leaseMs` (default the store's lease) and returns it.
+   * NotFound when the ticket was released, its lease already passed, or it is not ours to see.
+   */
+  async renew(ref: TicketRef, leaseMs = this.o.leaseMs): Promise<Ticket> {
+    assertProviderName(ref.provider);
+    const key = ticketKey(ref.provider, ref.ticketId);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const e = await this.bucket.get(key);
+      let t: Ticket | undefined;
+      if (e !== null) {
+        try {
+          t = parseTicket(decodeJson(e.value), ref);
+        } catch {
+          t = undefined;
+        }
+      }
+      const now = this.o.now();
+      if (e === null || t === undefined) throw notFound(ref, "released or never written");
+      // A passed lease is not renewed: another claim may already have spent the room.
+      if (t.expiresAt !== undefined && t.expiresAt <= now) throw notFound(ref, "its lease has passed");
+      const renewed: Ticket = { ...t, expiresAt: now + leaseMs };
+      try {
+        await this.bucket.update(key, encodeJson(ticketJson(renewed)), e.revision);
+        return renewed;
+      } catch (err) {
+        if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
+      }
+    }
+    throw new KubemootError(ErrorCode.StateConflict, `ticket ${ref.ticketId}: renew kept conflicting`);
+  }
+
+  /** Records that a model is loaded on a provider (after a call ran on it). */
+  async writeResidency(r: Residency): Promise<void> {
+    assertProviderName(r.provider);
+    await this.bucket.put(residencyKey(r.provider, r.modelName), encodeJson(residencyJson(r)));
+  }
+
+  /** Drops a residency overlay (after an unload). */
+  async clearResidency(provider: string, model: string): Promise<void> {
+    assertProviderName(provider);
+    await this.bucket.delete(residencyKey(provider, model));
+  }
+
+  /** Live tickets of a provider (exact `<provider>__` prefix), read at most 200 ms old. */
+  async tickets(provider: string): Promise<Ticket[]> {
+    await this.mirror.fresh();
+    return providerTickets(this.mirror, provider, this.o.now());
+  }
+
+  /** Residency overlays of a provider, read at most 200 ms old. */
+  async residencies(provider: string): Promise<Residency[]> {
+    await this.mirror.fresh();
+    return providerResidencies(this.mirror, provider);
+  }
+
+  /** A provider's state, tickets, residencies and budget, read at most 200 ms old. */
+  async view(provider: string): Promise<ProviderView> {
+    await Promise.all([this.mirror.fresh(), this.providers.fresh()]);
+    const now = this.o.now();
+    const liveNow = now - this.o.leaseGraceMs;
+    const state = this.providers.peek(provider);
+    const tickets = providerTickets(this.mirror, provider, liveNow);
+    const residencies = providerResidencies(this.mirror, provider);
+    return {
+      state,
+      tickets,
+      residencies,
+      budget: state === undefined ? undefined : budgetView(state, tickets, residencies, liveNow),
+    };
+  }
+
+  /** Live tickets of every provider, grouped by provider (for the planner's snapshot). */
+  async allTickets(): Promise<Map<string, Ticket[]>> {
+    await this.mirror.fresh();
+    const now = this.o.now();
+    const out = new Map<string, Ticket[]>();
+    for (const e of this.mirror.entries()) {
+      const v = e.value;
+      if (v?.kind !== "ticket") continue;
+      const t = v.ticket;
+      if (t.expiresAt !== undefined && t.expiresAt <= now) continue;
+      let list = out.get(t.provider);
+      if (list === undefined) {
+        list = [];
+        out.set(t.provider, list);
+      }
+      list.push(t);
+    }
+    return out;
+  }
+
+  /** Residency overlays of every provider, grouped by provider. */
+  async allResidencies(): Promise<Map<string, Residency[]>> {
+    await this.mirror.fresh();
+    const out = new Map<string, Residency[]>();
+    for (const e of this.mirror.entries()) {
+      const v = e.value;
+      if (v?.kind !== "residency") continue;
+      const r = v.residency;
+      let list = out.get(r.provider);
+      if (list === undefined) {
+        list = [];
+        out.set(r.provider, list);
+      }
+      list.push(r);
+    }
+    return out;
+  }
+}
+
+function notFound(ref: TicketRef, why: string): KubemootError {
+  return new KubemootError(ErrorCode.NotFound, `ticket ${ref.ticketId} on ${ref.provider}: ${why}`);
+}

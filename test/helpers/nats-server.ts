@@ -1,0 +1,229 @@
+// Real nats-server processes for integration tests: one JetStream server on a free loopback
+// port with a temporary store directory, or a three-node cluster with routes on loopback.
+// A missing nats-server binary is an error (the suite must fail, never skip).
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const NOT_FOUND =
+  "nats-server not found on PATH: install it (apt-get install -y nats-server) — integration tests need a real server";
+
+/** Absolute path of the nats-server binary; throws a clear error when it is not installed. */
+export function natsServerBinary(): string {
+  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/local/bin", "/usr/bin"];
+  for (const dir of dirs) {
+    if (dir === "") continue;
+    const candidate = path.join(dir, "nats-server");
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  throw new Error(NOT_FOUND);
+}
+
+/** A free TCP port on 127.0.0.1 (released again before it is returned). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// Servers die with the process that started them, however it ends.
+const live = new Set<ChildProcess>();
+const killAll = () => {
+  for (const p of live) p.kill("SIGKILL");
+};
+process.once("exit", killAll);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
+
+export interface NatsServerOptions {
+  /** Client port; default a free one. */
+  port?: number;
+  /** JetStream store directory; default a fresh temporary directory (removed by `dispose`). */
+  storeDir?: string;
+  /** Cluster settings (used by startNatsCluster). */
+  cluster?: { name: string; serverName: string; port: number; routes: string[] };
+  /** How long to wait for readiness (ms); default 15000. */
+  readyTimeoutMs?: number;
+}
+
+export class NatsServer {
+  private proc: ChildProcess | null = null;
+  private readonly ownsDir: boolean;
+  readonly storeDir: string;
+  readonly url: string;
+
+  private constructor(
+    readonly port: number,
+    private readonly monitorPort: number,
+    storeDir: string | undefined,
+    private readonly options: NatsServerOptions,
+  ) {
+    this.ownsDir = storeDir === undefined;
+    this.storeDir = storeDir ?? mkdtempSync(path.join(os.tmpdir(), "kubemoot-nats-"));
+    this.url = `nats://127.0.0.1:${port}`;
+  }
+
+  /** Starts `nats-server -js -a 127.0.0.1 -p <port> -sd <dir>` and waits until it serves. */
+  static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
+    natsServerBinary();
+    const port = options.port ?? (await freePort());
+    const server = new NatsServer(port, await freePort(), options.storeDir, options);
+    await server.launch();
+    return server;
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  get running(): boolean {
+    return this.proc !== null;
+  }
+
+  /** Starts the process again on the same port and store directory. */
+  async restart(): Promise<void> {
+    if (this.proc !== null) await this.stop();
+    await this.launch();
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  async stop(graceMs = 5000): Promise<void> {
+    const p = this.proc;
+    if (p === null) return;
+    const exited = waitExit(p);
+    p.kill("SIGTERM");
+    const timer = setTimeout(() => p.kill("SIGKILL"), graceMs);
+    await exited;
+    clearTimeout(timer);
+    this.proc = null;
+  }
+
+  /** SIGKILL (a crash). */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    if (p === null) return;
+    const exited = waitExit(p);
+    p.kill("SIGKILL");
+    await exited;
+    this.proc = null;
+  }
+
+  /** Stops the server and removes a temporary store directory it created. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.ownsDir) rmSync(this.storeDir, { recursive: true, force: true });
+  }
+
+  private async launch(): Promise<void> {
+    const args = [
+      "-js",
+      "-a",
+      "127.0.0.1",
+      "-p",
+      String(this.port),
+      "-sd",
+      this.storeDir,
+      "-m",
+      String(this.monitorPort),
+    ];
+    const c = this.options.cluster;
+    if (c !== undefined) {
+      args.push(
+        "--server_name",
+        c.serverName,
+        "--cluster_name",
+        c.name,
+        "--cluster",
+        `nats://127.0.0.1:${c.port}`,
+        "--routes",
+        c.routes.join(","),
+      );
+    }
+    const proc = spawn(natsServerBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    proc.stderr?.on("data", (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    live.add(proc);
+    proc.once("exit", () => live.delete(proc));
+    this.proc = proc;
+    const failed = new Promise<never>((_, reject) => {
+      proc.once("error", (err) => reject(err));
+      proc.once("exit", (code) => reject(new Error(`nats-server exited early (code ${code}): ${stderr}`)));
+    });
+    failed.catch(() => undefined);
+    await Promise.race([this.waitReady(this.options.readyTimeoutMs ?? 15_000), failed]);
+  }
+
+  /** Waits until JetStream answers /healthz (which, in a cluster, also needs a meta leader). */
+  private async waitReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.monitorPort}/healthz`);
+        last = await res.text();
+        if (res.ok) return;
+      } catch (err) {
+        last = String(err);
+      }
+      await sleep(50);
+    }
+    throw new Error(`nats-server on port ${this.port} not ready after ${timeoutMs} ms: ${last}`);
+  }
+}
+
+function waitExit(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => p.once("exit", () => resolve()));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export interface NatsCluster {
+  servers: NatsServer[];
+  /** Client URLs of all nodes (give them all to a client). */
+  urls: string[];
+  dispose(): Promise<void>;
+}
+
+/** Starts `size` JetStream servers (default 3) joined by routes on loopback. */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  natsServerBinary();
+  const clusterPorts: number[] = [];
+  for (let i = 0; i < size; i++) clusterPorts.push(await freePort());
+  const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`);
+  const name = `kubemoot-test-${process.pid}`;
+  const servers = await Promise.all(
+    clusterPorts.map((port, i) =>
+      NatsServer.start({ cluster: { name, serverName: `n${i + 1}`, port, routes }, readyTimeoutMs: 30_000 }),
+    ),
+  );
+  return {
+    servers,
+    urls: servers.map((s) => s.url),
+    dispose: async () => {
+      await Promise.all(servers.map((s) => s.dispose()));
+    },
+  };
+}

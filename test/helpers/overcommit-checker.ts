@@ -1,0 +1,189 @@
+// An independent no-overcommit checker for the tickets bucket: fed every change in revision
+// order, it recomputes each touched provider's budget from scratch (its own arithmetic, not
+// src/core's) and records a violation whenever committed VRAM exceeds usable + victim credit:
+//   resident (per model max(published, overlay), once) + Σ in-flight cold loads (once per
+//   model, models not resident) ≤ usable(total) + Σ resident victims planned by live tickets.
+// Every present ticket counts as live (stricter than leases; tests use long leases).
+
+export interface CheckedState {
+  name: string;
+  totalVramMiB: number;
+  loadedModelFootprintsMiB: Record<string, number>;
+}
+
+export interface Violation {
+  revision: number;
+  provider: string;
+  committedMiB: number;
+  allowedMiB: number;
+  tickets: string[];
+}
+
+interface T {
+  model: string;
+  footprint: number;
+  evicts: string[];
+}
+
+const decoder = new TextDecoder();
+
+export function usable(total: number): number {
+  if (!(total > 0)) return 0;
+  return Math.max(0, total - Math.max(2048, Math.floor(0.12 * total)));
+}
+
+export class OvercommitChecker {
+  readonly violations: Violation[] = [];
+  revisionsChecked = 0;
+  lastRevision = 0;
+  private readonly tickets = new Map<string, Map<string, T>>();
+  /** provider → overlay key → (model, MiB) */
+  private readonly overlays = new Map<string, Map<string, { model: string; mib: number }>>();
+
+  constructor(private readonly states: Map<string, CheckedState>) {}
+
+  /** Feeds one change of the tickets bucket (in revision order). */
+  apply(key: string, operation: string, value: Uint8Array, revision: number): void {
+    this.lastRevision = revision;
+    const provider = this.touch(key, operation, value);
+    this.revisionsChecked++;
+    if (provider !== undefined) this.check(provider, revision);
+  }
+
+  /** Committed and allowed MiB of a provider now. */
+  budget(provider: string): { committed: number; allowed: number; resident: Map<string, number> } {
+    const s = this.states.get(provider);
+    const resident = new Map<string, number>();
+    for (const [m, mib] of Object.entries(s?.loadedModelFootprintsMiB ?? {})) resident.set(m, mib);
+    for (const { model, mib } of this.overlays.get(provider)?.values() ?? []) {
+      resident.set(model, Math.max(resident.get(model) ?? 0, mib));
+    }
+    let committed = 0;
+    for (const mib of resident.values()) committed += mib;
+    const loads = new Map<string, number>();
+    const victims = new Set<string>();
+    for (const t of this.tickets.get(provider)?.values() ?? []) {
+      for (const v of t.evicts) if (resident.has(v)) victims.add(v);
+      if (!resident.has(t.model)) loads.set(t.model, Math.max(loads.get(t.model) ?? 0, t.footprint));
+    }
+    for (const mib of loads.values()) committed += mib;
+    let credit = 0;
+    for (const v of victims) credit += resident.get(v) ?? 0;
+    return { committed, allowed: usable(s?.totalVramMiB ?? 0) + credit, resident };
+  }
+
+  /** Live ticket keys of a provider. */
+  ticketKeys(provider: string): string[] {
+    return [...(this.tickets.get(provider)?.keys() ?? [])];
+  }
+
+  private check(provider: string, revision: number): void {
+    if (!this.states.has(provider)) return;
+    const { committed, allowed } = this.budget(provider);
+    if (committed > allowed) {
+      this.violations.push({
+        revision,
+        provider,
+        committedMiB: committed,
+        allowedMiB: allowed,
+        tickets: this.ticketKeys(provider),
+      });
+    }
+  }
+
+  private touch(key: string, operation: string, value: Uint8Array): string | undefined {
+    if (key.startsWith("_")) return undefined;
+    if (key.startsWith("residency__")) {
+      const rest = key.slice("residency__".length);
+      const i = rest.indexOf("__");
+      if (i > 0) {
+        const provider = rest.slice(0, i);
+        let m = this.overlays.get(provider);
+        if (m === undefined) {
+          m = new Map();
+          this.overlays.set(provider, m);
+        }
+        if (operation === "PUT") {
+          const v = JSON.parse(decoder.decode(value)) as { modelName: string; modelFootprintMiB: number };
+          m.set(key, { model: v.modelName, mib: v.modelFootprintMiB });
+        } else {
+          m.delete(key);
+        }
+        return provider;
+      }
+    }
+    const i = key.indexOf("__");
+    if (i <= 0) return undefined;
+    const provider = key.slice(0, i);
+    let m = this.tickets.get(provider);
+    if (m === undefined) {
+      m = new Map();
+      this.tickets.set(provider, m);
+    }
+    if (operation === "PUT") {
+      let v: { modelName?: string; modelFootprintMiB?: number; evicts?: Record<string, number> };
+      try {
+        v = JSON.parse(decoder.decode(value));
+      } catch {
+        return undefined;
+      }
+      m.set(key, {
+        model: String(v.modelName ?? ""),
+        footprint: Number(v.modelFootprintMiB ?? 0),
+        evicts: Object.keys(v.evicts ?? {}),
+      });
+    } else {
+      m.delete(key);
+    }
+    return provider;
+  }
+}
+
+/** A refusal as a claim worker reports it: the view it decided on. */
+export interface RefusalRecord {
+  reason: string;
+  provider: string;
+  model: string;
+  footprint: number;
+  /** Tickets-bucket revision of the deciding read. */
+  revision: number;
+  /** The tickets that decision counted: [ticketId, model, MiB]. */
+  counted: [string, string, number][];
+}
+
+/**
+ * Refusals that were not justified by the state at the revision they were decided on: the
+ * decision counted a ticket already released by then, or the claim fit after all. Such a
+ * claim "found room but never won" (a starved claim).
+ */
+export function unjustifiedRefusals(
+  refusals: readonly RefusalRecord[],
+  states: ReadonlyMap<string, CheckedState>,
+  deletedAt: ReadonlyMap<string, number>,
+): RefusalRecord[] {
+  const out: RefusalRecord[] = [];
+  for (const r of refusals) {
+    if (r.reason !== "no-room") {
+      out.push(r);
+      continue;
+    }
+    const s = states.get(r.provider);
+    if (s === undefined) {
+      out.push(r);
+      continue;
+    }
+    const resident = new Map(Object.entries(s.loadedModelFootprintsMiB));
+    const phantom = r.counted.some(([id]) => (deletedAt.get(id) ?? Number.POSITIVE_INFINITY) <= r.revision);
+    const loads = new Map<string, number>();
+    for (const [, model, mib] of r.counted) {
+      if (!resident.has(model)) loads.set(model, Math.max(loads.get(model) ?? 0, mib));
+    }
+    let committed = 0;
+    for (const mib of resident.values()) committed += mib;
+    for (const mib of loads.values()) committed += mib;
+    const fits =
+      resident.has(r.model) || loads.has(r.model) || committed + r.footprint <= usable(s.totalVramMiB);
+    if (phantom || fits) out.push(r);
+  }
+  return out;
+}
