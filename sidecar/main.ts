@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { OllamaClient } from "../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
-import { openStateStore, type StateStore } from "../src/state/index.js";
+import { type KvStore, openStateStore, type StateStore } from "../src/state/index.js";
 import { type ApiServer, startApiServer } from "./api/server.js";
 import { createSidecarMetrics } from "./metrics.js";
 import type { SchedulerConfig } from "./scheduler/config.js";
@@ -16,8 +16,11 @@ import { schedulerService } from "./scheduler/service.js";
 export interface SidecarOptions {
   /** API address HOST:PORT (port 0 = any free port). */
   listen: string;
-  /** "memory" (embedded store) or a NATS URL (or URLs, comma-separated). */
-  state: "memory" | string;
+  /**
+   * "memory" (embedded store), a NATS URL (or URLs, comma-separated), or a KvStore shared
+   * with other parts of this process (standalone: the operator writes into the same store).
+   */
+  state: "memory" | string | KvStore;
   config: SchedulerConfig;
   logger: Logger;
   /** Providers this process probes and publishes itself (the direct-probe path). */
@@ -81,7 +84,12 @@ export function ollamaOps(): ProviderOps & { close(): Promise<void> } {
 export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   const { host, port } = parseHostPort("--listen", o.listen);
   const log = o.logger;
-  const target = o.state === "memory" ? "memory" : o.state.split(",").map((s) => s.trim());
+  const target =
+    typeof o.state !== "string"
+      ? o.state
+      : o.state === "memory"
+        ? "memory"
+        : o.state.split(",").map((s) => s.trim());
   const state = await openStateStore(target, {
     logger: log,
     ticketLeaseMs: o.config.leaseS * 1000,

@@ -23,6 +23,8 @@ export interface SidecarProcess {
   readonly proc: ChildProcess;
   readonly apiUrl: string;
   readonly apiAddress: string;
+  /** "host:port" of the local proxy; empty when it is disabled. */
+  readonly proxyAddress: string;
   output(): string;
   /** SIGTERM; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -60,7 +62,7 @@ export async function startSidecarProcess(
   const address = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sidecar did not start in 20 s:\n${out}`)), 20_000);
     const onData = () => {
-      const m = /API on (\S+)/.exec(out);
+      const m = /API on ([^\s,]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -76,6 +78,7 @@ export async function startSidecarProcess(
     proc,
     apiAddress: address,
     apiUrl: `http://${address}`,
+    proxyAddress: /proxy on (\S+)/.exec(out)?.[1] ?? "",
     output: () => out,
     async stop(signal = "SIGTERM") {
       if (proc.exitCode !== null) return proc.exitCode;

@@ -1,10 +1,17 @@
+import { runDemo } from "../../demo/run-demo.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Command } from "../command.js";
 
-// Not built yet (see the tracker): --help shows the planned flags; running it exits 2.
 export const command: Command = {
   name: "demo",
-  summary: "standalone + an emulated GPU fleet + synthetic crew traffic, with a live view",
-  available: false,
+  summary:
+    "standalone + two emulated GPUs + synthetic crew traffic through the proxy, with a live view (npm start)",
+  details: `Runs everything in one process on the embedded store: the operator binds the example crew
+(examples/crew) to the prod bundle (examples/prod: qwen3:32b/14b/8b) on an emulated RTX 5090
+(32605 MiB) and RTX 4090 (24563 MiB); the crew's agents send calls through the local proxy.
+On a terminal the view redraws about once a second; otherwise it prints one line per call and
+a status line every 5 seconds. Ctrl-C stops everything.`,
+  available: true,
   flags: {
     duration: {
       type: "string",
@@ -13,7 +20,44 @@ export const command: Command = {
       value: "SECONDS",
     },
     seed: { type: "string", default: "1", description: "random seed of the synthetic traffic", value: "N" },
-    speed: { type: "string", default: "1", description: "time scale of the emulated GPUs", value: "X" },
+    speed: {
+      type: "string",
+      default: "10",
+      description: "how much faster than real GPUs the emulated ones load and generate",
+      value: "X",
+    },
+    "log-level": {
+      type: "string",
+      default: "warn",
+      env: "KUBEMOOT_LOG_LEVEL",
+      description: "pino log level (stderr)",
+    },
   },
-  run: async () => 2,
+  async run(flags) {
+    const num = (flag: string, min: number) => {
+      const n = Number(flags[flag]);
+      if (!Number.isFinite(n) || n < min) {
+        throw new KubemootError(
+          ErrorCode.InvalidConfig,
+          `--${flag}: expected a number ≥ ${min}, got "${String(flags[flag])}"`,
+        );
+      }
+      return n;
+    };
+    const durationS = num("duration", 0);
+    const seed = Math.floor(num("seed", 0));
+    const speed = num("speed", 0.01);
+    const stopSignal = new Promise<void>((resolve) => {
+      process.once("SIGINT", () => resolve());
+      process.once("SIGTERM", () => resolve());
+    });
+    return runDemo({
+      durationS,
+      seed,
+      speed,
+      out: process.stdout,
+      stopSignal,
+      logLevel: String(flags["log-level"]),
+    });
+  },
 };

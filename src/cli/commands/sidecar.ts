@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { startSidecar } from "../../../sidecar/main.js";
 import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
+import { proxyExtra } from "../../../sidecar/with-proxy.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Command } from "../command.js";
 
@@ -88,6 +89,8 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     const probeIntervalMs = positive("--probe-interval-ms", flags["probe-interval-ms"]);
     const drainMs = positive("--drain-seconds", flags["drain-seconds"]) * 1000;
     const logger = pino({ level: String(flags["log-level"]), base: { component: "sidecar" } });
+    const proxyListen = String(flags["proxy-listen"] ?? "");
+    let proxyAddress = "";
     const sidecar = await startSidecar({
       listen: String(flags.listen),
       state: stateKind === "memory" ? "memory" : nats,
@@ -96,8 +99,17 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       providers,
       probeIntervalMs,
       drainMs,
+      ...(proxyListen
+        ? {
+            extras: proxyExtra(proxyListen, {}, (a) => {
+              proxyAddress = a;
+            }),
+          }
+        : {}),
     });
-    process.stdout.write(`kubemoot-scheduler sidecar: API on ${sidecar.api.address}\n`);
+    process.stdout.write(
+      `kubemoot-scheduler sidecar: API on ${sidecar.api.address}${proxyAddress ? `, proxy on ${proxyAddress}` : ""}\n`,
+    );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGTERM", stop);

@@ -1,18 +1,81 @@
+import path from "node:path";
+import { pino } from "pino";
+import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
+import { startStandalone } from "../../../sidecar/standalone.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Command } from "../command.js";
 
-// Not built yet (see the tracker): --help shows the planned flags; running it exits 2.
 export const command: Command = {
   name: "standalone",
   summary: "operator + scheduler API + proxy in one process; embedded store unless --nats is given",
-  available: false,
+  details: `Reads and watches the manifests directory (Models, ModelProviders, Agents, policies), probes
+the ModelProviders and publishes their state, binds the agents (binding files under
+--bindings-dir), and serves the scheduler API and the Ollama/OpenAI proxy. With --nats the
+same process uses NATS JetStream KV instead of the embedded store, with no other change.`,
+  available: true,
   flags: {
-    manifests: { type: "string", description: "manifests directory", value: "DIR" },
+    manifests: {
+      type: "string",
+      multiple: true,
+      description: "manifests directory (or file); required",
+      value: "DIR",
+    },
+    "bindings-dir": {
+      type: "string",
+      default: ".kubemoot",
+      env: "KUBEMOOT_BINDINGS_DIR",
+      description: "where binding files are written",
+      value: "DIR",
+    },
     nats: {
       type: "string",
       env: "KUBEMOOT_NATS_URL",
-      description: "NATS server URL (default: the embedded store)",
+      description: "NATS URL(s); default: the embedded store",
       value: "URL",
     },
+    listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
+    "proxy-listen": {
+      type: "string",
+      default: "127.0.0.1:11434",
+      description: "proxy address (empty: none)",
+      value: "HOST:PORT",
+    },
+    agent: { type: "string", description: "default agent for calls that name none", value: "NAMESPACE/NAME" },
+    "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
+    "log-level": {
+      type: "string",
+      default: "info",
+      env: "KUBEMOOT_LOG_LEVEL",
+      description: "pino log level",
+    },
   },
-  run: async () => 2,
+  async run(flags) {
+    const manifests = (flags.manifests as string[] | undefined) ?? [];
+    if (manifests.length === 0) {
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        "--manifests: required (a directory of Kubemoot manifests)",
+      );
+    }
+    const logger = pino({ level: String(flags["log-level"]), base: { component: "standalone" } });
+    const s = await startStandalone({
+      manifests,
+      bindingsDir: path.resolve(String(flags["bindings-dir"])),
+      nats: typeof flags.nats === "string" ? flags.nats : "",
+      listen: String(flags.listen),
+      proxyListen: String(flags["proxy-listen"] ?? ""),
+      config: schedulerConfigFromEnv(process.env, typeof flags.agent === "string" ? flags.agent : undefined),
+      logger,
+      probeIntervalMs: Number(flags["probe-interval-ms"]),
+    });
+    process.stdout.write(
+      `kubemoot-scheduler standalone: API on ${s.sidecar.api.address}${s.proxyAddress ? `, proxy on ${s.proxyAddress}` : ""} (${s.state.kind} store)\n`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once("SIGTERM", () => resolve());
+      process.once("SIGINT", () => resolve());
+    });
+    await s.close();
+    return 0;
+  },
 };

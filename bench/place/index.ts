@@ -1,0 +1,96 @@
+// bench place — the cost of asking (spec/benchmarks.md): the sidecar as a process on a real
+// nats-server; a grpc-js client calls Place then Release (warm model, free room), sequentially
+// and with 64 concurrent callers. Baselines in the same run: a no-op unary grpc-js RPC to a
+// trivial server process, and one NATS KV create + delete from this Node client.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { startEmulator } from "../../src/emulator/index.js";
+import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { connectNatsKv, openStateStore } from "../../src/state/index.js";
+import { schedulerClient } from "../../test/helpers/grpc-client.js";
+import { NatsServer } from "../../test/helpers/nats-server.js";
+import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { round3, sequential, throughput } from "../lib/measure.js";
+import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+
+const N = Number(process.env.BENCH_PLACE_N ?? 3000);
+const CALLERS = 64;
+
+export async function run(): Promise<void> {
+  const nats = await NatsServer.start();
+  const emulator = await startEmulator({
+    listen: "127.0.0.1:0",
+    vramMiB: 81920,
+    models: { "qwen3:8b": 4863 },
+    numParallel: 64,
+    timeScale: 0.01,
+  });
+  const store = await openStateStore(nats.url);
+  const publisher = new ProviderPublisher({ sink: store.providerWriter, intervalMs: 60_000 });
+  await publisher.setProviders([{ name: "bench-gpu", endpoint: emulator.url, totalVramMiB: 81920, maxParallel: 64 }]);
+  await (await fetch(`${emulator.url}/api/generate`, { method: "POST", body: JSON.stringify({ model: "qwen3:8b" }) })).text();
+  await publisher.probeNow();
+
+  const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const noopPort = await new Promise<number>((resolve) => {
+    noop.stdout!.on("data", (d: Buffer) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(Number(m[1]));
+    });
+  });
+  const sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
+  const client = schedulerClient(sidecar.apiAddress);
+  const noopClient = schedulerClient(`127.0.0.1:${noopPort}`);
+  const kv = await connectNatsKv({ servers: nats.url });
+  const bucket = await kv.bucket("bench_kv", { history: 1, ttlMs: 0, maxValueBytes: 4096, replicas: 1 });
+
+  const req = { agent: "bench/agent", candidates: [{ model: "qwen3:8b", score: 100 }], promptTokens: 500 };
+  const placeRelease = async () => {
+    const r = await client.call("Place", req);
+    if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
+    await client.call("Release", { ticketId: r.placement.ticketId, success: true, latencyMs: 100 });
+  };
+  const noopCall = () => noopClient.call("Place", req);
+  let k = 0;
+  const kvCreateDelete = async () => {
+    const key = `k${k++}`;
+    await bucket.create(key, new TextEncoder().encode('{"x":1}'));
+    await bucket.delete(key);
+  };
+
+  try {
+    const noopSeq = await sequential(noopCall, N);
+    const kvSeq = await sequential(kvCreateDelete, N);
+    const prSeq = await sequential(placeRelease, N);
+    const noopRps = await throughput(noopCall, CALLERS, N * 2);
+    const prRps = await throughput(placeRelease, CALLERS, N * 2);
+    const result = {
+      place_release_p50_ms: prSeq.p50_ms,
+      place_release_p99_ms: prSeq.p99_ms,
+      place_release_rps_64: prRps,
+      noop_rpc_p50_ms: noopSeq.p50_ms,
+      noop_rpc_rps_64: noopRps,
+      kv_create_delete_p50_ms: kvSeq.p50_ms,
+      ratio_p50: round3(prSeq.p50_ms / (noopSeq.p50_ms + kvSeq.p50_ms)),
+      rps_ratio_64: round3(prRps / noopRps),
+      samples: N,
+    };
+    writeResult("place", { ...runInfo(null), ...result });
+    process.stdout.write(`${markdownTable([result])}\n`);
+    process.stdout.write(
+      `targets: ratio_p50 ≤ 1.5 (${result.ratio_p50}); place_release_rps_64 ≥ 0.5 × noop_rpc_rps_64 (${result.rps_ratio_64})\n`,
+    );
+  } finally {
+    client.close();
+    noopClient.close();
+    noop.kill("SIGTERM");
+    await sidecar.stop();
+    await kv.close();
+    await publisher.stop();
+    await store.close();
+    await emulator.close();
+    await nats.dispose();
+  }
+}

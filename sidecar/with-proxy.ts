@@ -1,0 +1,28 @@
+// Starts the local Ollama/OpenAI proxy on a running sidecar (the `extras` hook of
+// startSidecar), so the sidecar command, standalone and the demo wire it the same way.
+
+import type { SidecarContext } from "./main.js";
+import { parseHostPort } from "./main.js";
+import type { ProxySettings } from "./proxy/index.js";
+import { startProxy } from "./proxy/index.js";
+
+export function proxyExtra(
+  listen: string,
+  settings: Partial<ProxySettings> = {},
+  onAddress?: (address: string) => void,
+) {
+  const { host, port } = parseHostPort("--proxy-listen", listen);
+  return async (ctx: SidecarContext) => {
+    const proxy = await startProxy({
+      host,
+      port,
+      scheduler: ctx.scheduler,
+      providers: () => ctx.state.providers.list(),
+      logger: ctx.logger,
+      options: settings,
+    });
+    ctx.logger.info({ listen: proxy.address }, "proxy listening");
+    onAddress?.(proxy.address);
+    return { close: (drainMs: number) => proxy.close(drainMs) };
+  };
+}
