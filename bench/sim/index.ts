@@ -1,0 +1,268 @@
+// sim — scheduling quality (spec/benchmarks.md `sim`): every scenario × policy × seed on the
+// discrete-event simulation (src/sim), which drives the very same src/core decisions as the
+// sidecar against simulated Ollama GPUs. Writes bench/results/sim.json ({...runInfo, rows,
+// summary, verdict}), sim.md (the tables) and sim.svg (latency CDFs per policy and scenario).
+// Everything but decision_us_* is virtual-time and deterministic for the seeds.
+//
+// Flags: --seeds=1,2,3  --scenarios=homelab,lab,scale  --experiments (adds "ours" variants
+// that quantify the src/core changes recommended in the report).
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import {
+  POLICIES,
+  type PolicyName,
+  SCENARIOS,
+  type SimMetrics,
+  type SimOptions,
+  type SnapshotIndex,
+  scenarioByName,
+  simulate,
+} from "../../src/sim/index.js";
+import { markdownTable, repoRoot, runInfo, writeResult } from "../lib/report.js";
+import { type Panel, renderSvg } from "./svg.js";
+
+const DEFAULT_SEEDS = [1, 2, 3];
+
+type Row = SimMetrics & { p95_over_ideal: number };
+
+interface Summary {
+  scenario: string;
+  policy: string;
+  seeds: number;
+  latency_mean_s: number;
+  latency_p95_s: number;
+  latency_p99_s: number;
+  gib_loaded: number;
+  loads: number;
+  evictions: number;
+  stand_asides: Record<string, number>;
+  gpu_busy_fraction: number;
+  decision_us_p50: number;
+  decision_us_p99: number;
+  ideal_p95_s: number;
+  p95_over_ideal: number;
+}
+
+interface Verdict {
+  scenario: string;
+  ours_lowest_p95: boolean;
+  ours_fewest_gib_loaded: boolean;
+  /** The best other policy on each measure. */
+  best_other_p95: { policy: string; latency_p95_s: number };
+  best_other_gib: { policy: string; gib_loaded: number };
+  ours_p95_over_ideal: number;
+  /** ours − best other (s; negative = ours lower). */
+  ours_p95_delta_s: number;
+  /** ours − best other (GiB; negative = ours fewer). */
+  ours_gib_delta: number;
+}
+
+function listArg(args: readonly string[], name: string): string[] | undefined {
+  for (const a of args) {
+    const m = new RegExp(`^--${name}=(.+)$`).exec(a);
+    if (m) return m[1]!.split(",").map((s) => s.trim());
+  }
+  return undefined;
+}
+
+function r3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+function avg(xs: readonly number[]): number {
+  return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+function summarize(scenario: string, policy: string, rows: readonly Row[]): Summary {
+  const pick = (f: (r: Row) => number) => r3(avg(rows.map(f)));
+  const sa: Record<string, number> = {};
+  for (const k of ["gpu-busy", "model-too-large", "prompt-too-large"] as const) {
+    sa[k] = pick((r) => r.stand_asides[k]);
+  }
+  return {
+    scenario,
+    policy,
+    seeds: rows.length,
+    latency_mean_s: pick((r) => r.latency_mean_s),
+    latency_p95_s: pick((r) => r.latency_p95_s),
+    latency_p99_s: pick((r) => r.latency_p99_s),
+    gib_loaded: pick((r) => r.gib_loaded),
+    loads: pick((r) => r.loads),
+    evictions: pick((r) => r.evictions),
+    stand_asides: sa,
+    gpu_busy_fraction: pick((r) => r.gpu_busy_fraction),
+    decision_us_p50: pick((r) => r.decision_us_p50),
+    decision_us_p99: pick((r) => r.decision_us_p99),
+    ideal_p95_s: pick((r) => r.ideal_p95_s),
+    p95_over_ideal: pick((r) => r.p95_over_ideal),
+  };
+}
+
+function verdictOf(scenario: string, summaries: readonly Summary[]): Verdict {
+  const ours = summaries.find((s) => s.policy === "ours")!;
+  const others = summaries.filter((s) => s.policy !== "ours");
+  const bestP95 = others.reduce((a, b) => (b.latency_p95_s < a.latency_p95_s ? b : a));
+  const bestGib = others.reduce((a, b) => (b.gib_loaded < a.gib_loaded ? b : a));
+  return {
+    scenario,
+    ours_lowest_p95: ours.latency_p95_s <= bestP95.latency_p95_s,
+    ours_fewest_gib_loaded: ours.gib_loaded <= bestGib.gib_loaded,
+    best_other_p95: { policy: bestP95.policy, latency_p95_s: bestP95.latency_p95_s },
+    best_other_gib: { policy: bestGib.policy, gib_loaded: bestGib.gib_loaded },
+    ours_p95_over_ideal: ours.p95_over_ideal,
+    ours_p95_delta_s: r3(ours.latency_p95_s - bestP95.latency_p95_s),
+    ours_gib_delta: r3(ours.gib_loaded - bestGib.gib_loaded),
+  };
+}
+
+/** "ours" variants that quantify the recommended src/core changes (see the report). */
+function experiments(): Array<{ name: string; options: Partial<SimOptions> }> {
+  // Contention weighted ×2: the planner's cost has no contention weight, so the extra
+  // (w − 1) · active / slots is added as a cost bias, which is the same thing.
+  const contention2 = (ix: SnapshotIndex) => (provider: string) => {
+    const v = ix.byName.get(provider);
+    return v === undefined ? 0 : v.active / v.slots;
+  };
+  return [
+    { name: "ours+contention×2", options: { costBias: contention2 } },
+    { name: "ours+overlay-superseded", options: { overlaySupersededByProbe: true } },
+    {
+      name: "ours+contention×2+overlay-superseded",
+      options: { costBias: contention2, overlaySupersededByProbe: true },
+    },
+    { name: "ours (no OLLAMA_MAX_LOADED_MODELS cap, bound)", options: { maxLoadedModels: 0 } },
+  ];
+}
+
+export async function run(args: string[]): Promise<void> {
+  const seeds = (listArg(args, "seeds") ?? DEFAULT_SEEDS.map(String)).map(Number);
+  const scenarios = listArg(args, "scenarios") ?? Object.keys(SCENARIOS);
+  const withExperiments = args.includes("--experiments");
+  process.stdout.write(`seeds ${seeds.join(", ")}; scenarios ${scenarios.join(", ")}\n`);
+  const started = performance.now();
+
+  // Warm the JIT so that decision_us reflects steady-state decisions, not compilation.
+  for (const name of ["homelab", "lab"])
+    simulate({ scenario: scenarioByName(name), policy: "ours", seed: 0 });
+
+  const rows: Row[] = [];
+  const summary: Summary[] = [];
+  const verdict: Verdict[] = [];
+  const panels: Panel[] = [];
+  for (const name of scenarios) {
+    const perPolicy: Summary[] = [];
+    const panel: Panel = { title: "", series: [] };
+    let ideal: number[] = [];
+    for (const policy of POLICIES) {
+      const mine: Row[] = [];
+      let pooled: number[] = [];
+      for (const seed of seeds) {
+        const res = simulate({ scenario: scenarioByName(name), policy: policy as PolicyName, seed });
+        const m = res.metrics;
+        const row: Row = { ...m, p95_over_ideal: r3(m.latency_p95_s / m.ideal_p95_s) };
+        rows.push(row);
+        mine.push(row);
+        pooled = pooled.concat(res.latencies);
+        if (policy === "ours") ideal = ideal.concat(res.ideal);
+      }
+      const s = summarize(name, policy, mine);
+      perPolicy.push(s);
+      summary.push(s);
+      panel.series.push({ label: policy, sorted: pooled.sort((a, b) => a - b) });
+    }
+    panel.series.push({ label: "ideal", sorted: ideal.sort((a, b) => a - b), dashed: true });
+    panel.title = `${name} — ${scenarioByName(name).description}`;
+    panels.push(panel);
+    verdict.push(verdictOf(name, perPolicy));
+  }
+
+  const experimentRows: Summary[] = [];
+  if (withExperiments) {
+    for (const name of scenarios) {
+      for (const ex of experiments()) {
+        const mine: Row[] = [];
+        for (const seed of seeds) {
+          const m = simulate({ scenario: scenarioByName(name), policy: "ours", seed, ...ex.options }).metrics;
+          mine.push({ ...m, p95_over_ideal: r3(m.latency_p95_s / m.ideal_p95_s) });
+        }
+        experimentRows.push(summarize(name, ex.name, mine));
+      }
+    }
+  }
+
+  const result: Record<string, unknown> = {
+    ...runInfo(seeds[0] ?? null),
+    seeds,
+    rows,
+    summary,
+    verdict,
+  };
+  if (withExperiments) result.experiments = experimentRows;
+  const file = writeResult("sim", result);
+
+  const flat = (s: Summary) => ({
+    scenario: s.scenario,
+    policy: s.policy,
+    mean_s: s.latency_mean_s,
+    p95_s: s.latency_p95_s,
+    p99_s: s.latency_p99_s,
+    "p95/ideal": s.p95_over_ideal,
+    gib_loaded: s.gib_loaded,
+    loads: s.loads,
+    evictions: s.evictions,
+    "stand-asides busy/model/prompt": `${s.stand_asides["gpu-busy"]}/${s.stand_asides["model-too-large"]}/${s.stand_asides["prompt-too-large"]}`,
+    gpu_busy: s.gpu_busy_fraction,
+    dec_us_p50: s.decision_us_p50,
+    dec_us_p99: s.decision_us_p99,
+  });
+  const table = markdownTable(summary.map(flat));
+  const verdictLines = verdict.map(
+    (v) =>
+      `- ${v.scenario}: lowest p95 ${v.ours_lowest_p95 ? "yes" : "no"} (best other ${v.best_other_p95.policy} ` +
+      `${v.best_other_p95.latency_p95_s} s, ours ${signed(v.ours_p95_delta_s)} s); ` +
+      `fewest GiB loaded ${v.ours_fewest_gib_loaded ? "yes" : "no"} (best other ${v.best_other_gib.policy} ` +
+      `${v.best_other_gib.gib_loaded}, ours ${signed(v.ours_gib_delta)}); ` +
+      `ours p95/ideal ${v.ours_p95_over_ideal}`,
+  );
+  const md = [
+    "# sim — scheduling quality",
+    "",
+    `Seeds ${seeds.join(", ")} (averaged per scenario × policy); node ${process.version}; ${runInfo().machine.cpu_model}.`,
+    "Latency is arrival → completion of a call (waits and loads included), in virtual seconds;",
+    "ideal = service time alone. decision_us is the wall-clock cost of one decision (index + plan",
+    "for ours, the pick for baselines), the only wall-clock figure.",
+    "",
+    table,
+    "",
+    "Verdict (ours vs the best other policy):",
+    "",
+    ...verdictLines,
+    "",
+  ];
+  if (withExperiments) {
+    md.push("Experiments (ours variants, see the report):", "", markdownTable(experimentRows.map(flat)), "");
+  }
+  md.push(
+    "Per run:",
+    "",
+    markdownTable(rows.map((r) => ({ ...r, stand_asides: JSON.stringify(r.stand_asides) }))),
+    "",
+  );
+  const dir = path.join(repoRoot, "bench", "results");
+  writeFileSync(path.join(dir, "sim.md"), md.join("\n"));
+  writeFileSync(
+    path.join(dir, "sim.svg"),
+    renderSvg(panels, `Latency CDF per policy, seeds ${seeds.join(", ")} pooled; dashed: service time alone`),
+  );
+
+  process.stdout.write(`${table}\n\n${verdictLines.join("\n")}\n\n`);
+  if (withExperiments) process.stdout.write(`${markdownTable(experimentRows.map(flat))}\n\n`);
+  process.stdout.write(
+    `wrote ${file}, sim.md and sim.svg in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}

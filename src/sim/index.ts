@@ -1,0 +1,56 @@
+// The scheduling-quality simulation (spec/benchmarks.md `sim`): virtual time, seeded traffic,
+// the same src/core decisions as the sidecar, and a simulated Ollama that is the emulator's own
+// scheduler model. Pure: no wall clock except the measured decision cost.
+
+export type { SnapshotIndex } from "../core/index.js";
+export {
+  type CallOutcome,
+  type CallRecord,
+  type CopyInfo,
+  type DecisionRecord,
+  type LoadRecord,
+  POLICIES,
+  type PolicyName,
+  type SimMetrics,
+  type SimOptions,
+  type SimResult,
+  simulate,
+  type UnloadRecord,
+  WALL_CLOCK_FIELDS,
+} from "./engine.js";
+export { EventLoop, VirtualClock } from "./events.js";
+export {
+  modelWithFootprint,
+  type OllamaListener,
+  SimOllama,
+  type SimOllamaConfig,
+  type UnloadCause,
+} from "./ollama.js";
+export { Rng } from "./prng.js";
+export {
+  type ColdLoads,
+  coldLoadsOnFreeRoom,
+  type Home,
+  homes,
+  type LiveWork,
+  liveWorkEvictions,
+  type SecondCopy,
+  secondCopies,
+  type WarmReuse,
+  warmReuse,
+} from "./properties.js";
+export {
+  homelab,
+  lab,
+  type Role,
+  SCENARIOS,
+  type Scenario,
+  type ScenarioAgent,
+  type ScenarioCrew,
+  type ScenarioGpu,
+  type ScenarioModel,
+  scale,
+  scenarioByName,
+} from "./scenarios.js";
+export { mean, percentile, percentileSorted, round } from "./stats.js";
+export { type Discussion, generateWorkload, type PlannedCall, type Turn } from "./workload.js";

@@ -1,0 +1,134 @@
+// spec/placement.md §4, "what must fall out", asserted over simulated runs of the real planner.
+// Each property is also checked against a baseline that lacks it, so the checks can fail.
+import { describe, expect, it } from "vitest";
+import { type SimResult, simulate } from "./engine.js";
+import { coldLoadsOnFreeRoom, homes, liveWorkEvictions, secondCopies, warmReuse } from "./properties.js";
+import { homelab, lab, type Scenario } from "./scenarios.js";
+
+const ours = (seed: number): SimResult =>
+  simulate({ scenario: homelab(), policy: "ours", seed, record: true, measure: false });
+const runs = [1, 2, 3].map(ours);
+const roundRobin = simulate({
+  scenario: homelab(),
+  policy: "round-robin",
+  seed: 1,
+  record: true,
+  measure: false,
+});
+const labRun = simulate({ scenario: lab(), policy: "ours", seed: 2, record: true, measure: false });
+
+/** Agents on one model, two identical cards: when does a second copy appear? */
+function oneHotModel(agentCount: number, discussionsPerHour: number): Scenario {
+  const agents = Array.from({ length: agentCount }, (_, i) => ({
+    id: `crew/tooler-${i}`,
+    crew: "crew",
+    role: "tooler" as const,
+    candidates: [{ model: "qwen3:8b", score: 80 }],
+  }));
+  return {
+    name: "one-hot-model",
+    description: "one model, two identical cards",
+    gpus: [
+      { name: "card-a", vramMiB: 24563 },
+      { name: "card-b", vramMiB: 24563 },
+    ],
+    numParallel: 1,
+    contextLength: 8192,
+    models: [{ name: "qwen3:8b", footprintMiB: 5979, serviceMeanS: 5 }],
+    agents,
+    crews: [{ name: "crew", agents: agents.map((a) => a.id) }],
+    discussionsPerHour,
+    arrivalWindowS: 1800,
+    selectProbability: 0.5,
+    callsMin: 1,
+    callsMax: 3,
+    thinkMeanS: 3,
+    serviceSigma: 0.5,
+    promptTokensMin: 500,
+    promptTokensMax: 4000,
+    tolerance: 10,
+  };
+}
+
+describe("placement properties over the homelab (spec/placement.md §4)", () => {
+  it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", () => {
+    for (const r of runs) {
+      const w = warmReuse(r);
+      expect(w.opportunities).toBeGreaterThan(100);
+      expect(w.missed).toEqual([]);
+      expect(w.warmCallFraction).toBeGreaterThanOrEqual(0.97);
+    }
+    // The check has teeth: round-robin loads on about every other call.
+    expect(warmReuse(roundRobin).warmCallFraction).toBeLessThan(0.9);
+  });
+
+  it("live work is never evicted, by our planned unloads or by Ollama", () => {
+    for (const r of [...runs, labRun]) {
+      const l = liveWorkEvictions(r);
+      expect(l.plannedOnLive).toEqual([]);
+      expect(l.unloadedLive).toEqual([]);
+    }
+  });
+
+  it("cold loads land on free room: within budget, and Ollama never has to evict on its own", () => {
+    for (const r of runs) {
+      const c = coldLoadsOnFreeRoom(r);
+      expect(c.cold).toBeGreaterThan(0);
+      expect(c.withoutRoom).toEqual([]);
+      expect(c.overBudget).toEqual([]);
+      expect(c.ollamaEvictions).toEqual([]);
+    }
+    expect(coldLoadsOnFreeRoom(labRun).overBudget).toEqual([]);
+    expect(coldLoadsOnFreeRoom(labRun).withoutRoom).toEqual([]);
+    // Teeth: round-robin makes Ollama evict all the time.
+    expect(coldLoadsOnFreeRoom(roundRobin).ollamaEvictions.length).toBeGreaterThan(50);
+  });
+
+  it("distinct models partition across cards, each concentrated on its home", () => {
+    for (const r of runs) {
+      const h = new Map(homes(r).map((x) => [x.model, x]));
+      expect(h.get("qwen3:32b")).toMatchObject({ provider: "rtx-5090", share: 1 });
+      expect(h.get("qwen3:14b")?.provider).toBe("rtx-4090");
+      expect(h.get("qwen3:8b")?.provider).toBe("rtx-4090");
+      for (const x of h.values()) expect(x.share, x.model).toBeGreaterThanOrEqual(0.95);
+    }
+    // Twelve models on eight cards: nearly every call runs on its model's home.
+    const labHomes = homes(labRun);
+    const calls = labHomes.reduce((n, x) => n + x.calls, 0);
+    const atHome = labHomes.reduce((n, x) => n + x.share * x.calls, 0);
+    expect(atHome / calls).toBeGreaterThanOrEqual(0.95);
+    expect(new Set(labHomes.map((x) => x.provider)).size).toBeGreaterThanOrEqual(5);
+    // Teeth: round-robin splits the 14b and the 8b across both cards.
+    const rr = new Map(homes(roundRobin).map((x) => [x.model, x.share]));
+    expect(rr.get("qwen3:8b")!).toBeLessThan(0.6);
+  });
+
+  it("a busy warm copy is preferred to a second copy until its queue is genuinely long", () => {
+    // Small bursts (at most three calls at once): one copy serves everything, queueing included.
+    const light = simulate({
+      scenario: oneHotModel(3, 30),
+      policy: "ours",
+      seed: 1,
+      record: true,
+      measure: false,
+    });
+    expect(
+      light.decisions!.some((d) => d.kind === "claim" && d.copies.some((c) => c.tickets >= c.slots)),
+    ).toBe(true);
+    expect(secondCopies(light)).toEqual([]);
+    expect(homes(light)[0]!.share).toBe(1);
+    // Bursts of about six calls: a second copy appears, and only once the first had a real queue.
+    for (const seed of [1, 2]) {
+      const heavy = simulate({
+        scenario: oneHotModel(12, 90),
+        policy: "ours",
+        seed,
+        record: true,
+        measure: false,
+      });
+      const second = secondCopies(heavy);
+      expect(second.length).toBeGreaterThan(0);
+      for (const s of second) expect(s.queuePerSlot).toBeGreaterThanOrEqual(2);
+    }
+  });
+});
