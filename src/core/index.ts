@@ -86,6 +86,7 @@ export {
   claimFits,
   inFlightLoads,
   isInFlightLoad,
+  overlayCurrent,
   reserveMiB,
   residentMiB,
   residentModels,

@@ -55,6 +55,13 @@ export interface Residency {
   provider: string;
   modelName: string;
   modelFootprintMiB: number;
+  /**
+   * Ours: when the overlay was written (epoch ms). An overlay only bridges the time until the
+   * next probe; once the provider was probed after it and does not list the model, the model
+   * is gone (keep_alive expiry, an eviction) and the overlay no longer counts. Kubemoot's
+   * overlays lack it and count until deleted.
+   */
+  writtenAt?: number;
 }
 
 /** `wait.<tok(model)>.<tok(ns/agent)>`: an agent waits for this model (10 min). */

@@ -10,7 +10,7 @@ import { parseIsoMs } from "./iso-time.js";
 import { type Occupancy, occupancyFrom } from "./occupancy.js";
 import type { ProviderState, Residency, Ticket } from "./shapes.js";
 import type { SuccessRate } from "./success-rate.js";
-import { usableMiB } from "./vram.js";
+import { overlayCurrent, usableMiB } from "./vram.js";
 
 /** What a sidecar has observed about one provider's calls. */
 export interface ProviderHealth {
@@ -206,6 +206,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     }
     for (const model of state.loadedModels ?? []) if (!resident.has(model)) resident.set(model, 0);
     for (const r of overlaysBy.get(name) ?? []) {
+      if (!overlayCurrent(state, r)) continue;
       resident.set(r.modelName, Math.max(resident.get(r.modelName) ?? 0, pos(r.modelFootprintMiB)));
     }
     let residentSum = 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { provider, T0, ticket } from "./test-fixtures.js";
-import { budgetView, claimFits, reserveMiB, residentModels, usableMiB } from "./vram.js";
+import { iso, provider, T0, ticket } from "./test-fixtures.js";
+import { budgetView, claimFits, overlayCurrent, reserveMiB, residentModels, usableMiB } from "./vram.js";
 
 describe("§1 reserve = max(2048, floor(0.12·total)), usable = total − reserve", () => {
   // Hand arithmetic: 0.12·32768 = 3932.16 → 3932, 32768 − 3932 = 28836;
@@ -57,6 +57,67 @@ describe("claim budget: resident + in-flight + F ≤ usable + credit", () => {
     // m1 already spends big's credit: 20000 + 25000 + 8000 > 28836 + 20000.
     expect(
       claimFits(p, [first], [], { modelName: "m2", modelFootprintMiB: 8000, evicts: { big: 20_000 } }, T0),
+    ).toBe(false);
+  });
+});
+
+describe("residency overlays bridge only until the next probe", () => {
+  const overlay = (writtenAt?: number) => ({
+    provider: "gpu",
+    modelName: "qwen3:32b",
+    modelFootprintMiB: 27252,
+    ...(writtenAt !== undefined ? { writtenAt } : {}),
+  });
+
+  it("counts an overlay written after the last probe", () => {
+    const state = provider("gpu", { totalVramMiB: 32605, lastProbedAt: iso(T0) });
+    expect(residentModels(state, [overlay(T0 + 5_000)]).get("qwen3:32b")).toBe(27252);
+  });
+
+  it("drops an overlay once a later probe does not list the model (unloaded since)", () => {
+    const state = provider("gpu", { totalVramMiB: 32605, lastProbedAt: iso(T0 + 60_000) });
+    expect(residentModels(state, [overlay(T0)]).has("qwen3:32b")).toBe(false);
+    expect(overlayCurrent(state, overlay(T0))).toBe(false);
+    // The freed room is room again for a cold claim.
+    expect(
+      claimFits(
+        state,
+        [],
+        [overlay(T0)],
+        { modelName: "qwen3:14b", modelFootprintMiB: 12224, evicts: {} },
+        T0,
+      ),
+    ).toBe(true);
+  });
+
+  it("keeps an overlay the later probe confirms, and one within the probe's second", () => {
+    const listed = provider("gpu", {
+      totalVramMiB: 32605,
+      lastProbedAt: iso(T0 + 60_000),
+      loadedModels: ["qwen3:32b"],
+      loadedModelFootprintsMiB: { "qwen3:32b": 20000 },
+    });
+    expect(residentModels(listed, [overlay(T0)]).get("qwen3:32b")).toBe(27252);
+    const sameSecond = provider("gpu", { totalVramMiB: 32605, lastProbedAt: iso(T0 + 500) });
+    expect(overlayCurrent(sameSecond, overlay(T0))).toBe(true);
+  });
+
+  it("keeps Kubemoot's overlays (no writtenAt) until they are deleted", () => {
+    const state = provider("gpu", { totalVramMiB: 32605, lastProbedAt: iso(T0 + 600_000) });
+    expect(residentModels(state, [overlay()]).get("qwen3:32b")).toBe(27252);
+  });
+});
+
+describe("claimFits counts only the provider's own tickets", () => {
+  it("ignores another provider's in-flight load", () => {
+    const state = provider("gpu-a", { totalVramMiB: 32605 });
+    const elsewhere = ticket("gpu-b", "qwen3:32b", { modelFootprintMiB: 27252, coldLoad: true });
+    expect(
+      claimFits(state, [elsewhere], [], { modelName: "qwen3:14b", modelFootprintMiB: 12224, evicts: {} }, T0),
+    ).toBe(true);
+    const here = ticket("gpu-a", "qwen3:32b", { modelFootprintMiB: 27252, coldLoad: true });
+    expect(
+      claimFits(state, [here], [], { modelName: "qwen3:14b", modelFootprintMiB: 12224, evicts: {} }, T0),
     ).toBe(false);
   });
 });

@@ -18,6 +18,22 @@ export function ticketLive(ticket: Ticket, nowMs: number): boolean {
   return ticket.expiresAt === undefined || ticket.expiresAt > nowMs;
 }
 
+/** lastProbedAt has whole-second precision: a probe counts as after an overlay only past this. */
+const OVERLAY_PROBE_SLACK_MS = 1000;
+
+/**
+ * Whether a residency overlay still counts: it does unless the provider was probed after it was
+ * written and that probe does not list the model (then the model was unloaded since).
+ */
+export function overlayCurrent(state: ProviderState, r: Residency): boolean {
+  if (r.writtenAt === undefined || !(r.writtenAt > 0)) return true;
+  const probed = Date.parse(state.lastProbedAt ?? "");
+  if (!Number.isFinite(probed) || probed < r.writtenAt + OVERLAY_PROBE_SLACK_MS) return true;
+  return (
+    (state.loadedModels ?? []).includes(r.modelName) || r.modelName in (state.loadedModelFootprintsMiB ?? {})
+  );
+}
+
 /**
  * Resident models of a provider and their footprints: per model the larger of the published
  * /api/ps footprint and a sidecar's residency overlay.
@@ -29,7 +45,7 @@ export function residentModels(state: ProviderState, residencies: readonly Resid
   }
   for (const model of state.loadedModels ?? []) if (!out.has(model)) out.set(model, 0);
   for (const r of residencies) {
-    if (r.provider !== state.name) continue;
+    if (r.provider !== state.name || !overlayCurrent(state, r)) continue;
     out.set(r.modelName, Math.max(out.get(r.modelName) ?? 0, nonNegative(r.modelFootprintMiB)));
   }
   return out;
@@ -125,6 +141,9 @@ export function claimFits(
 ): boolean {
   const res = residentModels(state, residencies);
   if (res.has(claim.modelName)) return true;
+  // Only this provider's tickets count (callers may pass a wider list).
+  if (tickets.some((t) => t.provider !== state.name))
+    tickets = tickets.filter((t) => t.provider === state.name);
   const loads = inFlightLoads(tickets, res, nowMs);
   if (loads.has(claim.modelName)) return true; // converging on a load in flight: warm
   if (!(state.totalVramMiB > 0)) return false;

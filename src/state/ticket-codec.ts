@@ -50,7 +50,12 @@ export function parseTicket(
 }
 
 export function residencyJson(r: Residency): Record<string, unknown> {
-  return { provider: r.provider, modelName: r.modelName, modelFootprintMiB: r.modelFootprintMiB };
+  return {
+    provider: r.provider,
+    modelName: r.modelName,
+    modelFootprintMiB: r.modelFootprintMiB,
+    ...(r.writtenAt !== undefined ? { writtenAt: r.writtenAt } : {}),
+  };
 }
 
 /** Reads a residency overlay; undefined (skip) without a model name. */
@@ -59,7 +64,13 @@ export function parseResidency(raw: unknown, expectedProvider: string): Residenc
   const provider = str(raw.provider) || expectedProvider;
   const modelName = str(raw.modelName);
   if (provider !== expectedProvider || modelName === "") return undefined;
-  return { provider, modelName, modelFootprintMiB: num(raw.modelFootprintMiB) };
+  const writtenAt = num(raw.writtenAt);
+  return {
+    provider,
+    modelName,
+    modelFootprintMiB: num(raw.modelFootprintMiB),
+    ...(writtenAt > 0 ? { writtenAt } : {}),
+  };
 }
 
 /**
