@@ -3,6 +3,7 @@
 // readiness NOT_SERVING, in-flight work finishes (bounded), every held and active ticket is
 // released, NATS is closed.
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { OllamaClient } from "../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
@@ -37,6 +38,8 @@ export interface SidecarContext {
   scheduler: Scheduler;
   state: StateStore;
   logger: Logger;
+  /** The sidecar's Prometheus registry (served on the API port's /metrics). */
+  registry: Registry;
 }
 
 export interface RunningSidecar {
@@ -131,7 +134,9 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     { listen: api.address, state: state.kind, agent: o.config.agent || undefined },
     "sidecar API listening",
   );
-  const extra = o.extras ? await o.extras({ scheduler, state, logger: log }) : undefined;
+  const extra = o.extras
+    ? await o.extras({ scheduler, state, logger: log, registry: metrics.registry })
+    : undefined;
 
   let closing: Promise<void> | undefined;
   return {

@@ -4,7 +4,7 @@
 import type { SidecarContext } from "./main.js";
 import { parseHostPort } from "./main.js";
 import type { ProxySettings } from "./proxy/index.js";
-import { startProxy } from "./proxy/index.js";
+import { createProxyMetrics, startProxy } from "./proxy/index.js";
 
 export function proxyExtra(
   listen: string,
@@ -17,8 +17,10 @@ export function proxyExtra(
       host,
       port,
       scheduler: ctx.scheduler,
-      providers: () => ctx.state.providers.list(),
+      // The proxy's catalog reads the watched copy directly: no wait on a per-call read.
+      providers: () => ctx.state.providers.peekAll(),
       logger: ctx.logger,
+      hooks: createProxyMetrics(ctx.registry),
       options: settings,
     });
     ctx.logger.info({ listen: proxy.address }, "proxy listening");

@@ -1,0 +1,361 @@
+// proxy — the cost of the local proxy (spec/benchmarks.md). Streaming /api/chat straight to
+// the emulator vs through the sidecar proxy, 1 and 32 concurrent streams. Three processes, as
+// in a pod: the emulator, the sidecar (state + publisher + scheduler + proxy) and this client.
+//
+// Token rate: 5000 tokens/s per stream by default (about 100× what one GPU stream gives), so
+// 32 streams ask the proxy to forward 160k tokens/s. Much higher (--tokens-per-s=20000) and
+// this 2-core machine saturates on the emulator's own token generation: the ratio then
+// measures three processes sharing two cores more than the proxy.
+//
+// Baselines in the same run, for the TTFB target ("no more than one Place+Release"):
+// Place+Release over the sidecar's API (Connect JSON, as an agent without the proxy would
+// call it) and in-process (the scheduler alone); the sidecar also reports how long Place took
+// inside the proxied calls.
+//
+// Fields: direct_ttfb_p50_ms, proxy_ttfb_p50_ms, added_ttfb_p50_ms (1 stream), and
+// direct_tokens_per_s, proxy_tokens_per_s, throughput_ratio (32 streams). Rounds run in
+// pairs (direct and proxied back to back, alternating which goes first); the ratio and the
+// added TTFB are medians over the pairs, so that the load swings of a shared machine cancel
+// out. Per-case fields carry a _c1 / _c32 suffix. Options: --output-tokens=N (32 streams)
+// --short-tokens=N (1 stream) --tokens-per-s=N --rounds=N. BENCH_VERBOSE=1 prints every
+// round; BENCH_CHILD_NODE_ARGS passes node flags (e.g. --cpu-prof) to the children.
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Agent, type Dispatcher } from "undici";
+import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const MODEL = "qwen3:8b";
+const VRAM_MIB = 24_563;
+const CONTEXT = 2048;
+const PARALLEL = 32;
+
+function arg(args: readonly string[], name: string, fallback: number): number {
+  for (const a of args) {
+    const m = new RegExp(`^--${name}=(\\d+(?:\\.\\d+)?)$`).exec(a);
+    if (m) return Number(m[1]);
+  }
+  return fallback;
+}
+
+interface Child {
+  proc: ChildProcess;
+  url: string;
+  /** A second URL the child printed (the sidecar's API), or "". */
+  url2: string;
+  lines: AsyncIterator<string>;
+}
+
+async function startChild(script: string, childArgs: unknown): Promise<Child> {
+  // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the children.
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(here, script), JSON.stringify(childArgs)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  const m = /^READY (\S+)(?: (\S+))?$/.exec(String(first.value ?? ""));
+  if (first.done || !m) {
+    proc.kill("SIGTERM");
+    throw new Error(`${script} did not start (got ${JSON.stringify(first.value)})`);
+  }
+  return { proc, url: m[1] as string, url2: m[2] ?? "", lines };
+}
+
+async function stopChild(c: Child): Promise<void> {
+  if (c.proc.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => c.proc.once("exit", () => resolve()));
+  c.proc.kill("SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+  if (c.proc.exitCode === null) c.proc.kill("SIGKILL");
+}
+
+interface StreamResult {
+  ttfbMs: number;
+  tokens: number;
+  /** X-Kubemoot-Queue-Wait-Ms of a proxied call (time it waited for a gpu-busy placement). */
+  queueWaitMs: number;
+}
+
+/** One streaming /api/chat: time to the first body byte, and the tokens the engine reported. */
+async function stream(
+  dispatcher: Dispatcher,
+  base: string,
+  i: number,
+  numPredict: number,
+): Promise<StreamResult> {
+  const url = new URL(base);
+  const t0 = performance.now();
+  const res = await dispatcher.request({
+    origin: url.origin,
+    path: "/api/chat",
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: "user", content: `Stream ${i}: tell me about GPU scheduling.` }],
+      ...(numPredict > 0 ? { options: { num_predict: numPredict } } : {}),
+    }),
+  });
+  if (res.statusCode !== 200) throw new Error(`${base}: status ${res.statusCode}: ${await res.body.text()}`);
+  let ttfbMs = 0;
+  let tail = "";
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    if (ttfbMs === 0) ttfbMs = performance.now() - t0;
+    tail = (tail + chunk.toString("utf8")).slice(-2048);
+  }
+  const lines = tail.trim().split("\n");
+  const last = JSON.parse(lines[lines.length - 1] ?? "{}") as {
+    done?: boolean;
+    eval_count?: number;
+    error?: string;
+  };
+  if (!last.done) throw new Error(`${base}: stream ended without its final chunk (${JSON.stringify(last)})`);
+  return {
+    ttfbMs,
+    tokens: last.eval_count ?? 0,
+    queueWaitMs: Number(res.headers["x-kubemoot-queue-wait-ms"] ?? 0),
+  };
+}
+
+interface Round {
+  ttfb: number[];
+  tokens: number;
+  wallMs: number;
+  queueWaits: number[];
+}
+
+async function round(
+  dispatcher: Dispatcher,
+  base: string,
+  concurrency: number,
+  seq: number,
+  numPredict: number,
+): Promise<Round> {
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: concurrency }, (_, k) => stream(dispatcher, base, seq * 1000 + k, numPredict)),
+  );
+  return {
+    ttfb: results.map((r) => r.ttfbMs),
+    tokens: results.reduce((n, r) => n + r.tokens, 0),
+    wallMs: performance.now() - t0,
+    queueWaits: results.map((r) => r.queueWaitMs),
+  };
+}
+
+interface CaseResult {
+  direct_ttfb_p50_ms: number;
+  proxy_ttfb_p50_ms: number;
+  added_ttfb_p50_ms: number;
+  direct_tokens_per_s: number;
+  proxy_tokens_per_s: number;
+  throughput_ratio: number;
+  throughput_ratio_min: number;
+  throughput_ratio_max: number;
+  proxied_calls_that_waited: number;
+  proxy_queue_wait_max_ms: number;
+}
+
+async function runCase(
+  dispatcher: Dispatcher,
+  direct: string,
+  proxied: string,
+  concurrency: number,
+  rounds: number,
+  numPredict: number,
+): Promise<CaseResult> {
+  const d: Round[] = [];
+  const p: Round[] = [];
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which goes first, so that drift hits both alike.
+    if (r % 2 === 0) {
+      d.push(await round(dispatcher, direct, concurrency, r, numPredict));
+      p.push(await round(dispatcher, proxied, concurrency, r, numPredict));
+    } else {
+      p.push(await round(dispatcher, proxied, concurrency, r, numPredict));
+      d.push(await round(dispatcher, direct, concurrency, r, numPredict));
+    }
+  }
+  // Rounds are paired (direct and proxied back to back), and each pair gives a ratio and a
+  // TTFB difference: their medians ride out the load swings of a shared machine.
+  const rate = (x: Round) => x.tokens / (x.wallMs / 1000);
+  if (process.env.BENCH_VERBOSE) {
+    d.forEach((x, k) => {
+      const y = p[k] as Round;
+      process.stdout.write(
+        `round ${k}: direct ${Math.round(rate(x))} tok/s ${Math.round(x.wallMs)} ms ttfb ${percentile(x.ttfb, 50).toFixed(1)} | ` +
+          `proxy ${Math.round(rate(y))} tok/s ${Math.round(y.wallMs)} ms ttfb ${percentile(y.ttfb, 50).toFixed(1)} max ${Math.max(...y.ttfb).toFixed(1)}\n`,
+      );
+    });
+  }
+  const ratios = d.map((x, k) => rate(p[k] as Round) / rate(x));
+  const added = d.map((x, k) => percentile((p[k] as Round).ttfb, 50) - percentile(x.ttfb, 50));
+  const directTtfb = percentile(
+    d.flatMap((x) => x.ttfb),
+    50,
+  );
+  const proxyTtfb = percentile(
+    p.flatMap((x) => x.ttfb),
+    50,
+  );
+  return {
+    direct_ttfb_p50_ms: round2(directTtfb),
+    proxy_ttfb_p50_ms: round2(proxyTtfb),
+    added_ttfb_p50_ms: round2(percentile(added, 50)),
+    direct_tokens_per_s: Math.round(percentile(d.map(rate), 50)),
+    proxy_tokens_per_s: Math.round(percentile(p.map(rate), 50)),
+    throughput_ratio: round3(percentile(ratios, 50)),
+    throughput_ratio_min: round3(Math.min(...ratios)),
+    throughput_ratio_max: round3(Math.max(...ratios)),
+    proxied_calls_that_waited: p.flatMap((x) => x.queueWaits).filter((w) => w > 0).length,
+    proxy_queue_wait_max_ms: Math.round(Math.max(0, ...p.flatMap((x) => x.queueWaits))),
+  };
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+/** Sequential Place+Release over the sidecar's API (Connect JSON over HTTP/1.1) on the warm model. */
+async function placeReleaseOverApi(dispatcher: Dispatcher, api: string, n: number): Promise<number[]> {
+  const url = new URL(api);
+  const call = async (method: string, body: unknown): Promise<Record<string, unknown>> => {
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path: `/kubemoot.scheduler.v1.SchedulerService/${method}`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${method}: status ${res.statusCode}: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const placed = await call("Place", {
+      agent: "bench/proxy",
+      candidates: [{ model: MODEL, score: 100 }],
+      promptChars: "70",
+    });
+    const ticketId = (placed.placement as { ticketId?: string } | undefined)?.ticketId;
+    if (!ticketId) throw new Error(`Place did not place: ${JSON.stringify(placed)}`);
+    await call("Release", { ticketId, success: true, latencyMs: "1" });
+    ms.push(performance.now() - t0);
+  }
+  return ms.slice(Math.floor(n / 10));
+}
+
+export async function run(args: string[]): Promise<void> {
+  const outputTokens = arg(args, "output-tokens", 5000);
+  const shortTokens = arg(args, "short-tokens", 500);
+  const tokensPerS = arg(args, "tokens-per-s", 5000);
+  const rounds = arg(args, "rounds", 8);
+  const started = performance.now();
+  process.stdout.write(
+    `seed none; emulator: ${MODEL}, ${tokensPerS} tokens/s per stream, ${PARALLEL} slots; ` +
+      `1 stream: ${shortTokens}-token answers, ${rounds * 5} rounds; 32 streams: ${outputTokens}-token answers, ` +
+      `${rounds} rounds\n`,
+  );
+  const emulator = await startChild("emulator-child.js", {
+    vramMiB: VRAM_MIB,
+    models: { [MODEL]: 4900 },
+    numParallel: PARALLEL,
+    contextLength: CONTEXT,
+    timeScale: 1,
+    tokensPerS,
+    promptTokensPerS: 1_000_000,
+    outputTokens,
+    loadMiBPerS: 1_000_000,
+  });
+  let sidecar: Child | undefined;
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  try {
+    sidecar = await startChild("proxy-child.js", {
+      emulatorUrl: emulator.url,
+      vramMiB: VRAM_MIB,
+      maxParallel: PARALLEL,
+      contextLength: CONTEXT,
+      model: MODEL,
+    });
+    // Warm-up: load the model (the proxy pins num_ctx to the same context), open connections.
+    await round(dispatcher, sidecar.url, 1, 0, shortTokens);
+    await round(dispatcher, emulator.url, 4, 0, shortTokens);
+    await round(dispatcher, sidecar.url, 4, 0, shortTokens);
+
+    const c1 = await runCase(dispatcher, emulator.url, sidecar.url, 1, rounds * 5, shortTokens);
+    const c32 = await runCase(dispatcher, emulator.url, sidecar.url, 32, rounds, 0);
+
+    // Baselines for the TTFB target: in-process Place+Release (the scheduler's own cost; the
+    // sidecar also reports how long Place took inside the proxied calls above), then
+    // Place+Release as an agent would call it without the proxy (over the API).
+    (sidecar.proc.stdin as NodeJS.WritableStream).write("MEASURE 400\n");
+    const placeLine = await sidecar.lines.next();
+    const pm = /^PLACE (.+)$/.exec(String(placeLine.value ?? ""));
+    const inproc = pm
+      ? (JSON.parse(pm[1] as string) as {
+          p50_ms: number;
+          p99_ms: number;
+          proxied_place_p50_ms: number;
+          proxied_place_p99_ms: number;
+          proxied_place_max_ms: number;
+        })
+      : undefined;
+    const apiMs = sidecar.url2 ? await placeReleaseOverApi(dispatcher, sidecar.url2, 400) : [];
+    const apiP50 = apiMs.length > 0 ? percentile(apiMs, 50) : Number.NaN;
+
+    const suffixed = (c: CaseResult, s: string) =>
+      Object.fromEntries(Object.entries(c).map(([k, v]) => [`${k}_${s}`, v]));
+    const result = {
+      ...runInfo(null),
+      model: MODEL,
+      tokens_per_s_per_stream: tokensPerS,
+      output_tokens_c1: shortTokens,
+      output_tokens_c32: outputTokens,
+      direct_ttfb_p50_ms: c1.direct_ttfb_p50_ms,
+      proxy_ttfb_p50_ms: c1.proxy_ttfb_p50_ms,
+      added_ttfb_p50_ms: c1.added_ttfb_p50_ms,
+      direct_tokens_per_s: c32.direct_tokens_per_s,
+      proxy_tokens_per_s: c32.proxy_tokens_per_s,
+      throughput_ratio: c32.throughput_ratio,
+      place_release_api_p50_ms: round2(apiP50),
+      place_release_api_p99_ms: apiMs.length > 0 ? round2(percentile(apiMs, 99)) : null,
+      place_release_inproc_p50_ms: inproc ? round2(inproc.p50_ms) : null,
+      place_release_inproc_p99_ms: inproc ? round2(inproc.p99_ms) : null,
+      // Place as the proxy ran it during the streams (all cases): the placement share of TTFB.
+      proxied_place_p50_ms: inproc ? round2(inproc.proxied_place_p50_ms) : null,
+      proxied_place_p99_ms: inproc ? round2(inproc.proxied_place_p99_ms) : null,
+      proxied_place_max_ms: inproc ? round2(inproc.proxied_place_max_ms) : null,
+      target_throughput_ratio_met: c32.throughput_ratio >= 0.9,
+      target_added_ttfb_met: Number.isFinite(apiP50) ? c1.added_ttfb_p50_ms <= apiP50 : null,
+      ...suffixed(c1, "c1"),
+      ...suffixed(c32, "c32"),
+    };
+    const file = writeResult("proxy", result);
+    const rows = [
+      { streams: 1, answer_tokens: shortTokens, ...c1 },
+      { streams: 32, answer_tokens: outputTokens, ...c32 },
+    ];
+    process.stdout.write(`${markdownTable(rows)}\n\n`);
+    process.stdout.write(
+      `Place+Release p50 over the API ${round2(apiP50)} ms (in-process ${inproc ? round2(inproc.p50_ms) : "?"} ms). ` +
+        `Targets: throughput_ratio ≥ 0.9 (32 streams): ${result.target_throughput_ratio_met ? "met" : "NOT met"}; ` +
+        `added TTFB p50 (1 stream) ≤ one Place+Release over the API: ${result.target_added_ttfb_met ? "met" : "NOT met"}.\n` +
+        "Tokens/s: medians of per-round rates over whole rounds (placement and TTFB included); " +
+        "throughput_ratio and added TTFB: medians over paired rounds (min/max in the JSON); " +
+        "TTFB = first body byte.\n",
+    );
+    process.stdout.write(`wrote ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+    if (sidecar) await stopChild(sidecar);
+    await stopChild(emulator);
+  }
+}

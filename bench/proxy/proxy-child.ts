@@ -1,0 +1,128 @@
+// Child process of the proxy benchmark: an in-process sidecar (memory state, the publisher
+// probing the emulator, the Scheduler and the proxy) in front of one emulator.
+// argv[2]: {"emulatorUrl", "vramMiB", "maxParallel", "contextLength", "model"}.
+// Prints "READY <proxy url> <API url>" (the API: Connect JSON over HTTP/1.1, as curl uses it).
+// On a stdin line "MEASURE <n>" it times n sequential in-process
+// Place+Release cycles on the warm model and prints "PLACE <json>" (the TTFB baseline).
+import { createInterface } from "node:readline";
+import { startApiServer } from "../../sidecar/api/server.js";
+import { ollamaProviderOps } from "../../sidecar/proxy/harness.js";
+import { startProxy } from "../../sidecar/proxy/index.js";
+import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
+import { schedulerService } from "../../sidecar/scheduler/service.js";
+import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { openStateStore } from "../../src/state/index.js";
+import { percentile } from "../lib/report.js";
+
+interface ChildArgs {
+  emulatorUrl: string;
+  vramMiB: number;
+  maxParallel: number;
+  contextLength: number;
+  model: string;
+}
+
+async function main(): Promise<void> {
+  const a = JSON.parse(process.argv[2] ?? "{}") as ChildArgs;
+  const state = await openStateStore("memory");
+  const publisher = new ProviderPublisher({ sink: state.providerWriter, intervalMs: 1000 });
+  await publisher.setProviders([
+    {
+      name: "gpu0",
+      endpoint: a.emulatorUrl,
+      totalVramMiB: a.vramMiB,
+      maxParallel: a.maxParallel,
+      contextLength: a.contextLength,
+    },
+  ]);
+  publisher.start();
+  await publisher.probeNow();
+  const ops = ollamaProviderOps();
+  const config = schedulerConfigFromEnv({ KUBEMOOT_NAMESPACE: "bench", KUBEMOOT_AGENT_NAME: "proxy" });
+  const scheduler = new Scheduler({ state, config, ops });
+  // Place durations as the proxy sees them (reported with MEASURE): the placement share of TTFB.
+  const placeMs: number[] = [];
+  const place = scheduler.place.bind(scheduler);
+  scheduler.place = async (...args: Parameters<Scheduler["place"]>) => {
+    const t0 = performance.now();
+    try {
+      return await place(...args);
+    } finally {
+      placeMs.push(performance.now() - t0);
+    }
+  };
+  const proxy = await startProxy({
+    host: "127.0.0.1",
+    port: 0,
+    scheduler,
+    providers: () => state.providers.peekAll(),
+  });
+  const api = await startApiServer({ host: "127.0.0.1", port: 0, impl: schedulerService(scheduler) });
+  process.stdout.write(`READY http://127.0.0.1:${proxy.port} http://127.0.0.1:${api.port}\n`);
+
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    const m = /^MEASURE (\d+)$/.exec(line.trim());
+    if (!m) return;
+    const during = placeMs.splice(0);
+    const proxied = {
+      proxied_place_p50_ms: percentile(during, 50),
+      proxied_place_p99_ms: percentile(during, 99),
+      proxied_place_max_ms: Math.max(0, ...during),
+    };
+    void measure(scheduler, a.model, Number(m[1])).then((r) =>
+      process.stdout.write(`PLACE ${JSON.stringify({ ...r, ...proxied })}\n`),
+    );
+  });
+  const stop = async () => {
+    await proxy.close(1000);
+    await api.close();
+    await scheduler.close();
+    await publisher.stop();
+    await ops.close();
+    await state.close();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  lines.on("close", () => void stop());
+}
+
+async function measure(
+  scheduler: Scheduler,
+  model: string,
+  n: number,
+): Promise<{ p50_ms: number; p99_ms: number }> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const out = await scheduler.place({
+      agent: "bench/proxy",
+      threadId: "",
+      phase: "mulling",
+      candidates: [{ model, score: 100 }],
+      promptTokens: 20,
+      promptChars: 70,
+      maxOutputTokens: 0,
+      cannotWait: false,
+    });
+    if (out.kind !== "placed") throw new Error(`place refused: ${out.refusal.reason}`);
+    await scheduler.release({
+      ticketId: out.placement.ticketId,
+      success: true,
+      latencyMs: 1,
+      promptTokens: 20,
+      promptChars: 70,
+      outputTokens: 1,
+      error: "",
+    });
+    ms.push(performance.now() - t0);
+  }
+  const warm = ms.slice(Math.floor(n / 10));
+  return { p50_ms: percentile(warm, 50), p99_ms: percentile(warm, 99) };
+}
+
+main().catch((err) => {
+  process.stderr.write(`proxy-child: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,480 @@
+// One proxied inference call, end to end: read and validate the body, estimate the prompt,
+// place (waiting while the GPUs are busy), apply the num_ctx policy, forward to the chosen
+// provider with the chosen model, stream the answer back, and release the ticket with the
+// outcome in a finally path — whatever happened, the client leaving included.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Dispatcher } from "undici";
+import type { ProviderState } from "../../src/core/index.js";
+import { normalizeModelName } from "../../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import type { PlaceInput, PlacementOut, RefusalOut, Scheduler } from "../scheduler/scheduler.js";
+import { acquire } from "./acquire.js";
+import { parseJsonObject, readBody } from "./body.js";
+import { knownModels, providerContext } from "./catalog.js";
+import { type ForwardOutcome, forward } from "./forward.js";
+import { ProxyError, sendJson, sendProxyError } from "./http-errors.js";
+import {
+  attributionHeaders,
+  type CallHeaders,
+  callCandidates,
+  parseCallHeaders,
+} from "./kubemoot-headers.js";
+import { applyNumCtx, decideNumCtx, type NumCtxDecision } from "./num-ctx.js";
+import type { CallRecord, ProxyHooks, ProxyLogger, ProxySettings } from "./options.js";
+import { type Api, type CallRequest, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
+
+export interface CallContext {
+  scheduler: Scheduler;
+  settings: ProxySettings;
+  dispatcher: Dispatcher;
+  providers: (() => ProviderState[] | Promise<ProviderState[]>) | undefined;
+  logger: ProxyLogger;
+  hooks: ProxyHooks;
+  /** Aborted when the proxy shuts down (in-flight calls end, their tickets are released). */
+  shutdown: AbortSignal;
+}
+
+const PARSERS: Record<Api, (body: Record<string, unknown>) => CallRequest> = {
+  chat: parseChat,
+  generate: parseGenerate,
+  openai: parseOpenAIChat,
+};
+
+function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number): ProxyError {
+  switch (r.reason) {
+    case "prompt-too-large":
+      return new ProxyError(413, "prompt-too-large", r.message, {
+        model: r.model,
+        largest_context: r.largestContext,
+        prompt_tokens: r.promptTokens,
+      });
+    case "model-too-large":
+      return new ProxyError(507, "model-too-large", r.message, { model: r.model });
+    default:
+      return new ProxyError(
+        503,
+        "gpu-busy",
+        r.message,
+        { model: r.model, waited_ms: Math.round(waitedMs) },
+        { "retry-after": String(settings.retryAfterS) },
+      );
+  }
+}
+
+function schedulerError(err: unknown): ProxyError {
+  if (err instanceof ProxyError) return err;
+  if (KubemootError.is(err)) {
+    if (err.code === ErrorCode.InvalidArgument) return new ProxyError(400, "bad-request", err.message);
+    if (err.code === ErrorCode.ShuttingDown) return new ProxyError(503, "shutting-down", err.message);
+    if (err.code === ErrorCode.StateUnavailable) {
+      return new ProxyError(503, "state-unavailable", `the shared state cannot be read: ${err.message}`);
+    }
+  }
+  return new ProxyError(
+    500,
+    "internal",
+    `internal error: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}
+
+/** An answer to Ollama's unload request that the proxy gives itself (see README.md). */
+function unloadAnswer(call: CallRequest) {
+  const base = { model: call.model, created_at: new Date().toISOString() };
+  return call.api === "chat"
+    ? { ...base, message: { role: "assistant", content: "" }, done_reason: "unload", done: true }
+    : { ...base, response: "", done: true, done_reason: "unload" };
+}
+
+export async function handleCall(
+  ctx: CallContext,
+  api: Api,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { scheduler, settings, logger, hooks } = ctx;
+  // One signal per call: aborted when the client goes away (`gone`) or the proxy shuts down.
+  // (Not AbortSignal.any over the long-lived shutdown signal: that keeps per-call state alive.)
+  const gone = new AbortController();
+  const ended = new AbortController();
+  const signal = ended.signal;
+  const onClose = () => {
+    if (res.writableFinished) return;
+    gone.abort();
+    ended.abort();
+  };
+  const onShutdown = () => ended.abort();
+  res.on("close", onClose);
+  if (ctx.shutdown.aborted) ended.abort();
+  else ctx.shutdown.addEventListener("abort", onShutdown, { once: true });
+  const record: CallRecord = {
+    api,
+    requestedModel: "",
+    stream: false,
+    status: 0,
+    reason: undefined,
+    ticketId: "",
+    provider: "",
+    model: "",
+    coldLoad: false,
+    evicted: [],
+    queueWaitMs: 0,
+    latencyMs: 0,
+    ttfbMs: 0,
+    estimatedPromptTokens: 0,
+    promptTokens: 0,
+    outputTokens: 0,
+    truncated: false,
+    numCtx: undefined,
+  };
+  const fail = (err: ProxyError, headers: Record<string, string> = {}) => {
+    record.status = err.status;
+    record.reason = err.reason;
+    sendProxyError(res, err, headers);
+  };
+  try {
+    const call = PARSERS[api](parseJsonObject(await readBody(req, settings.maxBodyBytes)));
+    const headers = parseCallHeaders(req.headers);
+    record.requestedModel = call.model;
+    record.stream = call.stream;
+    if (call.unload) {
+      // Residency is the scheduler's: a caller's unload would pull a copy from under others.
+      record.status = 200;
+      sendJson(res, 200, unloadAnswer(call));
+      return;
+    }
+    const states = await readStates(ctx);
+    checkKnown(ctx, call.model, headers, states);
+    const tokens = call.loadOnly ? 0 : scheduler.estimatePromptTokens(0, call.promptChars);
+    record.estimatedPromptTokens = tokens;
+    const input: PlaceInput = {
+      agent: headers.agent || settings.agent,
+      threadId: headers.threadId,
+      phase: headers.phase,
+      candidates: callCandidates(
+        call.model,
+        headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
+      ),
+      ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
+      promptTokens: tokens,
+      promptChars: call.promptChars,
+      maxOutputTokens: call.maxOutputTokens,
+      cannotWait: headers.cannotWait,
+    };
+    let acquired: Awaited<ReturnType<typeof acquire>>;
+    try {
+      acquired = await acquire(scheduler, input, signal, settings.waitLimitS);
+    } catch (err) {
+      throw schedulerError(err);
+    }
+    if (acquired.kind === "aborted") {
+      record.reason = "client-gone";
+      record.queueWaitMs = acquired.waitedMs;
+      if (!res.writableEnded) {
+        if (ctx.shutdown.aborted && !gone.signal.aborted) {
+          fail(new ProxyError(503, "shutting-down", "the sidecar is shutting down"));
+        } else res.destroy();
+      }
+      return;
+    }
+    if (acquired.kind === "refused") {
+      record.queueWaitMs = acquired.waitedMs;
+      fail(refusalError(acquired.refusal, settings, acquired.waitedMs));
+      return;
+    }
+    const state = states?.find((x) => x.name === acquired.placement.provider);
+    await runPlaced(
+      ctx,
+      call,
+      tokens,
+      acquired.placement,
+      acquired.queueWaitMs,
+      state,
+      res,
+      signal,
+      gone,
+      record,
+      fail,
+    );
+  } catch (err) {
+    if (err instanceof ProxyError) fail(err);
+    else {
+      logger.error({ err, api }, "proxy: unexpected failure");
+      fail(schedulerError(err));
+    }
+  } finally {
+    res.off("close", onClose);
+    ctx.shutdown.removeEventListener("abort", onShutdown);
+    const level = record.status >= 500 || record.reason === "stream-error" ? "warn" : "info";
+    logger[level](
+      {
+        api: record.api,
+        model: record.requestedModel,
+        placed_model: record.model || undefined,
+        provider: record.provider || undefined,
+        ticket: record.ticketId || undefined,
+        status: record.status,
+        reason: record.reason,
+        cold_load: record.coldLoad,
+        evicted: record.evicted.length > 0 ? record.evicted : undefined,
+        queue_wait_ms: Math.round(record.queueWaitMs),
+        latency_ms: Math.round(record.latencyMs),
+        ttfb_ms: Math.round(record.ttfbMs),
+        prompt_tokens_estimated: record.estimatedPromptTokens,
+        prompt_tokens_reported: record.promptTokens,
+        output_tokens: record.outputTokens,
+        num_ctx: record.numCtx,
+        truncated: record.truncated || undefined,
+      },
+      "proxy call",
+    );
+    try {
+      hooks.onCall?.(record);
+    } catch (err) {
+      logger.warn({ err }, "proxy: onCall hook failed");
+    }
+  }
+}
+
+/** The providers' states, or undefined when there is no source or it cannot be read now. */
+async function readStates(ctx: CallContext): Promise<ProviderState[] | undefined> {
+  if (!ctx.providers) return undefined;
+  try {
+    const v = ctx.providers();
+    // A synchronous source (e.g. the watched copy's peekAll) costs no extra turn of the loop.
+    return Array.isArray(v) ? v : await v;
+  } catch {
+    return undefined; // the scheduler will say what it can
+  }
+}
+
+/** 404 when no provider has the model and it is no configured or given candidate. */
+function checkKnown(
+  ctx: CallContext,
+  model: string,
+  headers: CallHeaders,
+  states: ProviderState[] | undefined,
+): void {
+  if (!states || states.length === 0) return; // no state at all: unknown is not absent
+  if (knownModels(states).has(model)) return;
+  const cfg = ctx.scheduler.config;
+  const listed = [...cfg.candidatesMulling, ...cfg.candidatesTriage, ...(headers.candidates ?? [])];
+  if (listed.some((c) => normalizeModelName(c.model) === model)) return;
+  throw new ProxyError(404, "model-not-found", `model "${model}" not found, try pulling it first`, { model });
+}
+
+async function runPlaced(
+  ctx: CallContext,
+  call: CallRequest,
+  tokens: number,
+  p: PlacementOut,
+  queueWaitMs: number,
+  state: ProviderState | undefined,
+  res: ServerResponse,
+  signal: AbortSignal,
+  gone: AbortController,
+  record: CallRecord,
+  fail: (err: ProxyError, headers?: Record<string, string>) => void,
+): Promise<void> {
+  const { scheduler, settings, logger } = ctx;
+  Object.assign(record, {
+    ticketId: p.ticketId,
+    provider: p.provider,
+    model: p.model,
+    coldLoad: p.coldLoad,
+    evicted: p.evicted,
+    queueWaitMs,
+  });
+  const attribution = attributionHeaders(p, queueWaitMs);
+  const renew = p.staticFallback
+    ? undefined
+    : setInterval(() => {
+        scheduler.renew(p.ticketId, scheduler.config.leaseS).catch((err) => {
+          logger.warn({ err, ticket: p.ticketId }, "proxy: renewing the ticket failed");
+        });
+      }, settings.renewEveryMs);
+  renew?.unref();
+  let outcome: ForwardOutcome | undefined;
+  let refused: ProxyError | undefined;
+  let numCtx: NumCtxDecision | undefined;
+  try {
+    if (call.api === "openai") {
+      // No num_ctx on this API: it runs at the provider's configured context.
+      const ctxLen = state?.contextLength || p.contextLength;
+      if (ctxLen > 0 && tokens > ctxLen) {
+        refused = new ProxyError(
+          413,
+          "prompt-too-large",
+          `The prompt (about ${tokens} tokens) does not fit the ${ctxLen}-token context that ${p.model} gets on ${p.provider} through the OpenAI API (which cannot set num_ctx); use /api/chat, raise the provider's per-request context, or send less.`,
+          { model: p.model, largest_context: ctxLen, prompt_tokens: tokens },
+        );
+      }
+    } else {
+      numCtx = decideNumCtx({
+        policy: settings.numCtxPolicy,
+        callerNumCtx: call.numCtx,
+        contextLength: p.contextLength || providerContext(state, p.model),
+        promptTokens: tokens,
+        outputTokens: call.maxOutputTokens,
+      });
+      if (numCtx.kind === "refuse") {
+        refused = new ProxyError(413, "prompt-too-large", numCtx.message, {
+          model: p.model,
+          largest_context: numCtx.largestContext,
+          prompt_tokens: tokens,
+        });
+      } else {
+        applyNumCtx(call.body, numCtx);
+        record.numCtx = numCtx.value;
+      }
+    }
+    if (refused) {
+      fail(refused, attribution);
+      return;
+    }
+    call.body.model = p.model;
+    let hideUsage = false;
+    if (call.api === "openai" && call.stream && !call.includeUsage) {
+      // Ask for the usage chunk (the engine's prompt count) and keep it from the caller.
+      const so = call.body.stream_options;
+      call.body.stream_options = {
+        ...(typeof so === "object" && so !== null ? so : {}),
+        include_usage: true,
+      };
+      hideUsage = true;
+    }
+    outcome = await forward({
+      dispatcher: ctx.dispatcher,
+      api: call.api,
+      endpoint: p.endpoint,
+      provider: p.provider || p.endpoint,
+      model: p.model,
+      body: JSON.stringify(call.body),
+      stream: call.stream,
+      hideUsage,
+      res,
+      headers: attribution,
+      signal,
+      clientGone: () => gone.signal.aborted,
+      timeoutMs: settings.timeoutMs,
+      retryAfterS: settings.retryAfterS,
+    });
+    record.latencyMs = outcome.latencyMs;
+    switch (outcome.kind) {
+      case "ok":
+        record.status = outcome.status;
+        record.ttfbMs = outcome.ttfbMs;
+        break;
+      case "failed":
+        fail(outcome.error, attribution);
+        break;
+      case "broken":
+        record.status = 200;
+        record.reason = "stream-error";
+        record.ttfbMs = outcome.ttfbMs;
+        break;
+      case "client-gone":
+        record.reason = "client-gone";
+        record.ttfbMs = outcome.ttfbMs;
+        break;
+    }
+  } finally {
+    if (renew) clearInterval(renew);
+    await release(ctx, call, tokens, p, outcome, refused, record, numCtx);
+  }
+}
+
+/** Releases the ticket with what the call told; reports a silent cut. Never throws. */
+async function release(
+  ctx: CallContext,
+  call: CallRequest,
+  tokens: number,
+  p: PlacementOut,
+  outcome: ForwardOutcome | undefined,
+  refused: ProxyError | undefined,
+  record: CallRecord,
+  numCtx: NumCtxDecision | undefined,
+): Promise<void> {
+  const { scheduler, settings, logger, hooks } = ctx;
+  const report = outcome && (outcome.kind === "ok" || outcome.kind === "broken") ? outcome.report : undefined;
+  const reported = report?.promptTokens ?? 0;
+  record.promptTokens = reported;
+  record.outputTokens = report?.outputTokens ?? 0;
+  const sentCtx = numCtx && numCtx.kind !== "refuse" ? numCtx.value : undefined;
+  const truncated =
+    reported > 0 &&
+    tokens > 0 &&
+    (reported < tokens * settings.truncationRatio || (sentCtx !== undefined && reported >= sentCtx));
+  record.truncated = truncated;
+  if (truncated) {
+    logger.warn(
+      {
+        ticket: p.ticketId,
+        provider: p.provider,
+        model: p.model,
+        estimated: tokens,
+        reported,
+        num_ctx: sentCtx,
+      },
+      "proxy: the engine evaluated far fewer prompt tokens than were sent (silent truncation)",
+    );
+    try {
+      hooks.onTruncation?.({
+        ticketId: p.ticketId,
+        provider: p.provider,
+        model: p.model,
+        estimatedPromptTokens: tokens,
+        reportedPromptTokens: reported,
+        numCtx: sentCtx,
+      });
+    } catch (err) {
+      logger.warn({ err }, "proxy: onTruncation hook failed");
+    }
+  }
+  // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault)
+  // says nothing about the provider: a warm copy stays a success, a cold one must not be
+  // recorded resident, so it is released unsuccessful.
+  let success: boolean;
+  let latencyMs = 0;
+  let error = "";
+  if (!outcome || refused) {
+    success = !p.coldLoad;
+    error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
+  } else {
+    switch (outcome.kind) {
+      case "ok":
+        success = true;
+        latencyMs = outcome.latencyMs;
+        break;
+      case "failed":
+        success = outcome.providerFault ? false : !p.coldLoad;
+        error = outcome.error.message;
+        break;
+      case "broken":
+        success = false;
+        error = outcome.message;
+        break;
+      case "client-gone":
+        // The provider did nothing wrong; a partial call says nothing about latency.
+        success = outcome.answered || !p.coldLoad;
+        error = "client went away";
+        break;
+    }
+  }
+  try {
+    await scheduler.release({
+      ticketId: p.ticketId,
+      success,
+      latencyMs: Math.round(latencyMs),
+      promptTokens: reported,
+      // A cut prompt's count would skew the learned chars-per-token ratio.
+      promptChars: truncated ? 0 : call.promptChars,
+      outputTokens: report?.outputTokens ?? 0,
+      error,
+    });
+  } catch (err) {
+    logger.error(
+      { err, ticket: p.ticketId },
+      "proxy: releasing the ticket failed (its lease will reclaim it)",
+    );
+  }
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { errorUnit } from "./forward.js";
+import { ndjsonTap, sseTap } from "./framing.js";
+
+const b = (s: string) => Buffer.from(s);
+const text = (x: Buffer | undefined) => (x === undefined ? "" : x.toString("utf8"));
+
+describe("ndjsonTap", () => {
+  it("forwards whole lines only, holding a split line until it completes", () => {
+    const tap = ndjsonTap();
+    const out: string[] = [];
+    out.push(text(tap.push(b('{"a":1}\n{"b":'))));
+    expect(tap.clean).toBe(false);
+    out.push(text(tap.push(b("2}\n"))));
+    expect(tap.clean).toBe(true);
+    out.push(text(tap.push(b('{"done":true,"prompt_eval_count":12,"eval_count":3}\n'))));
+    expect(out).toEqual(['{"a":1}\n', '{"b":2}\n', '{"done":true,"prompt_eval_count":12,"eval_count":3}\n']);
+    expect(tap.end()).toBeUndefined();
+    expect(tap.report()).toEqual({ promptTokens: 12, outputTokens: 3, done: true, error: undefined });
+  });
+
+  it("reports the last line even when it lacks its newline, and an error line", () => {
+    const tap = ndjsonTap();
+    expect(text(tap.push(b('{"done":false}\n{"error":"runner crashed"}')))).toBe('{"done":false}\n');
+    expect(text(tap.end())).toBe('{"error":"runner crashed"}');
+    expect(tap.report()).toMatchObject({ done: false, error: "runner crashed" });
+  });
+
+  it("skips blank trailing lines when it looks for the final chunk", () => {
+    const tap = ndjsonTap();
+    tap.push(b('{"done":true,"prompt_eval_count":5}\n\n\n'));
+    expect(tap.report()).toMatchObject({ done: true, promptTokens: 5 });
+  });
+});
+
+describe("sseTap", () => {
+  const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const token = ev({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] });
+  const finish = ev({ choices: [{ index: 0, delta: { content: "" }, finish_reason: "stop" }] });
+  const usage = ev({ choices: [], usage: { prompt_tokens: 40, completion_tokens: 2 } });
+
+  it("hides the usage chunk it asked for, and still reads it", () => {
+    const tap = sseTap(true);
+    const out = text(tap.push(b(token + token.slice(0, 10))));
+    expect(out).toBe(token);
+    const rest = text(tap.push(b(token.slice(10) + finish + usage + "data: [DONE]\n\n")));
+    expect(rest).toBe(token + finish + "data: [DONE]\n\n");
+    expect(tap.report()).toEqual({ promptTokens: 40, outputTokens: 2, done: true, error: undefined });
+  });
+
+  it("passes the usage chunk through when the caller asked for it", () => {
+    const tap = sseTap(false);
+    expect(text(tap.push(b(finish + usage + "data: [DONE]\n\n")))).toBe(finish + usage + "data: [DONE]\n\n");
+  });
+
+  it("notes an error event", () => {
+    const tap = sseTap(false);
+    tap.push(b(token + ev({ error: { message: "boom", type: "api_error" } })));
+    expect(tap.report().error).toBe("boom");
+  });
+});
+
+describe("errorUnit", () => {
+  it("starts on a fresh unit when the stream broke mid-unit", () => {
+    expect(errorUnit("chat", "x", true)).toBe('{"error":"x","reason":"provider-failure"}\n');
+    expect(errorUnit("chat", "x", false).startsWith("\n{")).toBe(true);
+    expect(errorUnit("openai", "x", true)).toMatch(/^data: \{"error":\{"message":"x"/);
+  });
+});

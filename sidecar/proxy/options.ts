@@ -1,0 +1,149 @@
+// Options of the local proxy, their defaults, and the hooks it reports through.
+import type { ProviderState } from "../../src/core/index.js";
+import { invalidArgument } from "../../src/errors/index.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
+import type { ProxyReason } from "./http-errors.js";
+import type { NumCtxPolicy } from "./num-ctx.js";
+import type { Api } from "./validate.js";
+
+/** pino's logging surface (a pino logger or child fits). */
+export interface ProxyLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const noop = () => undefined;
+export const SILENT_LOGGER: ProxyLogger = { debug: noop, info: noop, warn: noop, error: noop };
+
+/** One finished call, as the hooks and the log see it (never the prompt text). */
+export interface CallRecord {
+  api: Api;
+  /** The model asked for. */
+  requestedModel: string;
+  stream: boolean;
+  status: number;
+  /** Set when the proxy answered an error (or the stream ended in one). */
+  reason: ProxyReason | "client-gone" | "stream-error" | undefined;
+  ticketId: string;
+  provider: string;
+  model: string;
+  coldLoad: boolean;
+  evicted: string[];
+  queueWaitMs: number;
+  /** Forward start → last byte (ms); 0 when nothing was forwarded. */
+  latencyMs: number;
+  /** Forward start → first byte of the answer (ms); 0 when none came. */
+  ttfbMs: number;
+  estimatedPromptTokens: number;
+  /** What the engine reported (prompt_eval_count / usage.prompt_tokens); 0 = not reported. */
+  promptTokens: number;
+  outputTokens: number;
+  truncated: boolean;
+  numCtx: number | undefined;
+}
+
+export interface TruncationReport {
+  ticketId: string;
+  provider: string;
+  model: string;
+  estimatedPromptTokens: number;
+  reportedPromptTokens: number;
+  numCtx: number | undefined;
+}
+
+export interface ProxyHooks {
+  /** Every inference call, once, when it is over (placed or not). */
+  onCall?(record: CallRecord): void;
+  /** A call whose engine evaluated far fewer prompt tokens than estimated (a silent cut). */
+  onTruncation?(report: TruncationReport): void;
+  /** Calls in flight changed. */
+  onInflight?(inflight: number): void;
+}
+
+export interface ProxySettings {
+  /** Largest accepted request body (bytes); larger → 400. Default 8 MiB. */
+  maxBodyBytes: number;
+  /** Longest wait for a busy GPU (s); 0 = never wait. Default the scheduler's waitLimitS. */
+  waitLimitS: number;
+  /** Deadline of one forwarded call, from sending it to its last byte (ms). Default 120 000. */
+  timeoutMs: number;
+  /** Connect timeout towards a provider (ms). Default 5 000. */
+  connectTimeoutMs: number;
+  /** num_ctx handling (num-ctx.ts). Default "pin". */
+  numCtxPolicy: NumCtxPolicy;
+  /** Retry-After (s) on a gpu-busy 503. Default 5. */
+  retryAfterS: number;
+  /** Renew the ticket this often during a long call (ms). Default half the scheduler's lease. */
+  renewEveryMs: number;
+  /** Agent for calls without X-Kubemoot-Agent. Default the scheduler's agent, else "default/proxy". */
+  agent: string;
+  /** What GET /api/version reports. Default "0.13.0". */
+  version: string;
+  /**
+   * A reported prompt below this share of the estimate counts as cut (besides one that filled
+   * the forwarded num_ctx exactly). Default 0.5 (the scheduler's own threshold).
+   */
+  truncationRatio: number;
+}
+
+export interface ProxyOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 11434; 0 picks a free port. */
+  port?: number;
+  scheduler: Scheduler;
+  /**
+   * The providers' current states: for /api/tags, /api/ps, /v1/models, the unknown-model
+   * check and contexts. `() => state.providers.peekAll()` (the watched copy, synchronous: no
+   * extra latency per call) or `() => state.providers.list()` (freshness-checked). Without it
+   * those lists are empty and every model is left to the scheduler.
+   */
+  providers?: () => ProviderState[] | Promise<ProviderState[]>;
+  logger?: ProxyLogger;
+  hooks?: ProxyHooks;
+  options?: Partial<ProxySettings>;
+}
+
+export const DEFAULT_PROXY_PORT = 11434;
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = 120_000;
+export const DEFAULT_AGENT = "default/proxy";
+
+function positive(field: string, v: number, allowZero = false): number {
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (!allowZero && v === 0)) {
+    throw invalidArgument(
+      `proxy.${field}`,
+      `expected a ${allowZero ? "non-negative" : "positive"} number, got ${v}`,
+    );
+  }
+  return v;
+}
+
+export function resolveSettings(scheduler: Scheduler, given: Partial<ProxySettings> = {}): ProxySettings {
+  const cfg = scheduler.config;
+  const s: ProxySettings = {
+    maxBodyBytes: given.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    waitLimitS: given.waitLimitS ?? cfg.waitLimitS,
+    timeoutMs: given.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    connectTimeoutMs: given.connectTimeoutMs ?? 5000,
+    numCtxPolicy: given.numCtxPolicy ?? "pin",
+    retryAfterS: given.retryAfterS ?? 5,
+    renewEveryMs: given.renewEveryMs ?? Math.max(1000, (cfg.leaseS * 1000) / 2),
+    agent: given.agent ?? (cfg.agent || DEFAULT_AGENT),
+    version: given.version ?? "0.13.0",
+    truncationRatio: given.truncationRatio ?? 0.5,
+  };
+  positive("maxBodyBytes", s.maxBodyBytes);
+  positive("waitLimitS", s.waitLimitS, true);
+  positive("timeoutMs", s.timeoutMs);
+  positive("connectTimeoutMs", s.connectTimeoutMs);
+  positive("retryAfterS", s.retryAfterS, true);
+  positive("renewEveryMs", s.renewEveryMs);
+  positive("truncationRatio", s.truncationRatio, true);
+  if (s.numCtxPolicy !== "pin" && s.numCtxPolicy !== "pass") {
+    throw invalidArgument("proxy.numCtxPolicy", `expected "pin" or "pass", got "${String(s.numCtxPolicy)}"`);
+  }
+  return s;
+}
