@@ -1,0 +1,107 @@
+// bench memory — sidecar RSS idle, after 10k and after 20k Place/Release cycles and proxied
+// calls (spec/benchmarks.md). The sidecar is a real process on the embedded store probing an
+// emulated GPU; RSS is read from /proc/<pid>/status. Target: ≤ 100 MB, and 20k within 10 % of 10k.
+import { readFileSync } from "node:fs";
+import { startEmulator } from "../../src/emulator/index.js";
+import { schedulerClient } from "../../test/helpers/grpc-client.js";
+import { startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+
+const CYCLES = Number(process.env.BENCH_MEMORY_CYCLES ?? 10_000);
+const PROXIED_PER_PHASE = Math.max(1, Math.round(CYCLES / 20));
+const CONCURRENCY = 16;
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+async function pool(n: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+export async function run(): Promise<void> {
+  const emulator = await startEmulator({
+    listen: "127.0.0.1:0",
+    vramMiB: 81920,
+    models: { "qwen3:8b": 4863 },
+    numParallel: 16,
+    contextLength: 8192,
+    timeScale: 0.001,
+    tokensPerS: 100_000,
+  });
+  const sidecar = await startSidecarProcess(
+    [
+      "--state",
+      "memory",
+      "--agent",
+      "bench/mem",
+      "--proxy-listen",
+      "127.0.0.1:0",
+      "--provider",
+      `gpu=${emulator.url},vram=81920,parallel=16,context=8192`,
+    ],
+    { KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50}]' },
+  );
+  const pid = sidecar.proc.pid!;
+  const client = schedulerClient(sidecar.apiAddress);
+  const proxy = `http://${sidecar.proxyAddress}`;
+  const cycle = async (i: number) => {
+    const r = await client.call("Place", { promptChars: 2000, threadId: `t${i % 500}` });
+    if (r.result !== "placement") throw new Error(`bench memory: refused ${JSON.stringify(r)}`);
+    await client.call("Release", {
+      ticketId: r.placement.ticketId,
+      success: true,
+      latencyMs: 5,
+      promptTokens: 500,
+      promptChars: 2000,
+    });
+  };
+  const proxied = async () => {
+    const res = await fetch(`${proxy}/api/chat`, {
+      method: "POST",
+      body: JSON.stringify({
+        model: "qwen3:8b",
+        messages: [{ role: "user", content: "x ".repeat(200) }],
+        options: { num_predict: 8 },
+      }),
+    });
+    if (res.status !== 200) throw new Error(`bench memory: proxy answered ${res.status}`);
+    await res.arrayBuffer();
+  };
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle = rssMb(pid);
+    await pool(CYCLES, cycle);
+    await pool(PROXIED_PER_PHASE, proxied);
+    await new Promise((r) => setTimeout(r, 2000));
+    const at10k = rssMb(pid);
+    await pool(CYCLES, cycle);
+    await pool(PROXIED_PER_PHASE, proxied);
+    await new Promise((r) => setTimeout(r, 2000));
+    const at20k = rssMb(pid);
+    const result = {
+      rss_idle_mb: idle,
+      rss_10k_mb: at10k,
+      rss_20k_mb: at20k,
+      growth_20k_over_10k: Math.round((at20k / at10k) * 1000) / 1000,
+      cycles_per_phase: CYCLES,
+      proxied_calls_per_phase: PROXIED_PER_PHASE,
+    };
+    writeResult("memory", { ...runInfo(null), ...result });
+    process.stdout.write(`${markdownTable([result])}\n`);
+    process.stdout.write(
+      `targets: rss ≤ 100 MB (${at20k}); 20k within 10 % of 10k (${result.growth_20k_over_10k})\n`,
+    );
+  } finally {
+    client.close();
+    await sidecar.stop();
+    await emulator.close();
+  }
+}
