@@ -780,7 +780,9 @@ class World {
   private writeOverlay(provider: string, model: string, footprintMiB: number): void {
     const now = this.loop.now;
     this.overlays.set(`${provider}\u0000${model}`, {
-      residency: { provider, modelName: model, modelFootprintMiB: footprintMiB },
+      // writtenAt as the sidecar writes it: core stops counting the overlay once a later probe
+      // does not list the model.
+      residency: { provider, modelName: model, modelFootprintMiB: footprintMiB, writtenAt: now },
       writtenAtMs: now,
       expiresAtMs: now + this.overlayTtlMs,
     });
