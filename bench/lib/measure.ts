@@ -10,7 +10,11 @@ export interface LatencySummary {
 }
 
 /** Runs `fn` sequentially `n` times after `warmup` runs; latency percentiles in ms. */
-export async function sequential(fn: () => Promise<unknown>, n: number, warmup = Math.min(200, n)): Promise<LatencySummary> {
+export async function sequential(
+  fn: () => Promise<unknown>,
+  n: number,
+  warmup = Math.min(200, n),
+): Promise<LatencySummary> {
   for (let i = 0; i < warmup; i++) await fn();
   const lat: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -22,7 +26,11 @@ export async function sequential(fn: () => Promise<unknown>, n: number, warmup =
 }
 
 /** `callers` concurrent loops calling `fn` until `total` calls are done; calls per second. */
-export async function throughput(fn: () => Promise<unknown>, callers: number, total: number): Promise<number> {
+export async function throughput(
+  fn: () => Promise<unknown>,
+  callers: number,
+  total: number,
+): Promise<number> {
   let started = 0;
   const t0 = performance.now();
   await Promise.all(
