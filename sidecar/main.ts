@@ -4,14 +4,14 @@
 // released, NATS is closed.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { OllamaClient } from "../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
 import { type KvStore, openStateStore, type StateStore } from "../src/state/index.js";
 import { type ApiServer, startApiServer } from "./api/server.js";
 import { createSidecarMetrics } from "./metrics.js";
+import { ollamaOps } from "./ollama-ops.js";
 import type { SchedulerConfig } from "./scheduler/config.js";
-import { type ProviderOps, Scheduler } from "./scheduler/scheduler.js";
+import { Scheduler } from "./scheduler/scheduler.js";
 import { schedulerService } from "./scheduler/service.js";
 
 export interface SidecarOptions {
@@ -58,30 +58,6 @@ export function parseHostPort(flag: string, value: string): { host: string; port
     });
   }
   return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
-}
-
-/** ProviderOps over Ollama clients, one per endpoint. */
-export function ollamaOps(): ProviderOps & { close(): Promise<void> } {
-  const clients = new Map<string, OllamaClient>();
-  const client = (endpoint: string) => {
-    let c = clients.get(endpoint);
-    if (!c) {
-      c = new OllamaClient({ baseUrl: endpoint });
-      clients.set(endpoint, c);
-    }
-    return c;
-  };
-  return {
-    async unload(endpoint, model) {
-      await client(endpoint).unload(model);
-    },
-    async load(endpoint, model) {
-      await client(endpoint).load(model);
-    },
-    async close() {
-      await Promise.all([...clients.values()].map((c) => c.close()));
-    },
-  };
 }
 
 export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {

@@ -3,11 +3,11 @@
 // Ollama-client ProviderOps, and the proxy itself. Not used by the product.
 
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
-import { OllamaClient } from "../../src/engines/index.js";
 import { ProviderPublisher } from "../../src/operator/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
+import { ollamaOps } from "../ollama-ops.js";
 import { schedulerConfigFromEnv } from "../scheduler/config.js";
-import { type ProviderOps, Scheduler } from "../scheduler/scheduler.js";
+import { Scheduler } from "../scheduler/scheduler.js";
 import type { ProxyHooks, ProxyLogger, ProxySettings } from "./options.js";
 import { type ProxyServer, startProxy } from "./server.js";
 
@@ -71,28 +71,8 @@ export const HARNESS_ENV: NodeJS.ProcessEnv = {
   KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS: "20",
 };
 
-export function ollamaProviderOps(): ProviderOps & { close(): Promise<void> } {
-  const clients = new Map<string, OllamaClient>();
-  const client = (endpoint: string) => {
-    let c = clients.get(endpoint);
-    if (!c) {
-      c = new OllamaClient({ baseUrl: endpoint });
-      clients.set(endpoint, c);
-    }
-    return c;
-  };
-  return {
-    async unload(endpoint, model) {
-      await client(endpoint).unload(model);
-    },
-    async load(endpoint, model) {
-      await client(endpoint).load(model);
-    },
-    async close() {
-      await Promise.all([...clients.values()].map((c) => c.close()));
-    },
-  };
-}
+/** Kept for the benchmark's child process; the sidecar's own ProviderOps. */
+export const ollamaProviderOps = ollamaOps;
 
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const providers = o.providers ?? HOMELAB;

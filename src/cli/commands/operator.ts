@@ -4,6 +4,7 @@ import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { startOperator } from "../../operator/index.js";
 import { openStateStore } from "../../state/index.js";
 import type { Command } from "../command.js";
+import { stateTarget } from "../state-flags.js";
 
 export const command: Command = {
   name: "operator",
@@ -50,26 +51,13 @@ events. In both modes it probes every ModelProvider and publishes kubemoot_provi
     },
   },
   async run(flags) {
-    const stateKind = String(flags.state);
-    if (stateKind !== "memory" && stateKind !== "nats") {
-      throw new KubemootError(
-        ErrorCode.InvalidConfig,
-        `--state: expected memory or nats, got "${stateKind}"`,
-      );
-    }
-    const nats = typeof flags.nats === "string" ? flags.nats : "";
-    if (stateKind === "nats" && !nats) {
-      throw new KubemootError(
-        ErrorCode.InvalidConfig,
-        "--state nats needs a NATS URL: set --nats or KUBEMOOT_NATS_URL",
-      );
-    }
+    const target = stateTarget(flags);
     const probeIntervalMs = Number(flags["probe-interval-ms"]);
     if (!Number.isFinite(probeIntervalMs) || probeIntervalMs < 100) {
       throw new KubemootError(ErrorCode.InvalidConfig, "--probe-interval-ms: expected a number ≥ 100");
     }
     const logger = pino({ level: String(flags["log-level"]), base: { component: "operator" } });
-    const state = await openStateStore(stateKind === "memory" ? "memory" : nats.split(","), { logger });
+    const state = await openStateStore(target === "memory" ? "memory" : target.split(","), { logger });
     const op = await startOperator({
       manifests: (flags.manifests as string[] | undefined) ?? [],
       bindingsDir: path.resolve(String(flags["bindings-dir"])),

@@ -5,6 +5,7 @@ import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Command } from "../command.js";
+import { stateTarget } from "../state-flags.js";
 
 export const command: Command = {
   name: "sidecar",
@@ -67,20 +68,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     },
   },
   async run(flags) {
-    const stateKind = String(flags.state);
-    if (stateKind !== "memory" && stateKind !== "nats") {
-      throw new KubemootError(
-        ErrorCode.InvalidConfig,
-        `--state: expected memory or nats, got "${stateKind}"`,
-      );
-    }
-    const nats = typeof flags.nats === "string" ? flags.nats : "";
-    if (stateKind === "nats" && !nats) {
-      throw new KubemootError(
-        ErrorCode.InvalidConfig,
-        "--state nats needs a NATS URL: set --nats or KUBEMOOT_NATS_URL (or use --state memory with --provider)",
-      );
-    }
+    const target = stateTarget(flags, " (or use --state memory with --provider)");
     const config = schedulerConfigFromEnv(
       process.env,
       typeof flags.agent === "string" ? flags.agent : undefined,
@@ -93,7 +81,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     let proxyAddress = "";
     const sidecar = await startSidecar({
       listen: String(flags.listen),
-      state: stateKind === "memory" ? "memory" : nats,
+      state: target,
       config,
       logger,
       providers,
