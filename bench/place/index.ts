@@ -6,7 +6,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/operator/publisher/index.js";
-import { connectNatsKv, openStateStore } from "../../src/state/index.js";
+import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
+import { ProviderStateWriter } from "../../src/state/provider-state.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
@@ -25,10 +26,20 @@ export async function run(): Promise<void> {
     numParallel: 64,
     timeScale: 0.01,
   });
-  const store = await openStateStore(nats.url);
-  const publisher = new ProviderPublisher({ sink: store.providerWriter, intervalMs: 60_000 });
-  await publisher.setProviders([{ name: "bench-gpu", endpoint: emulator.url, totalVramMiB: 81920, maxParallel: 64 }]);
-  await (await fetch(`${emulator.url}/api/generate`, { method: "POST", body: JSON.stringify({ model: "qwen3:8b" }) })).text();
+  // The provider state is published through a bare bucket: a whole state store here would
+  // follow every bucket, and so process each of the sidecar's writes in the measuring client.
+  const stateKv = await connectNatsKv({ servers: nats.url });
+  const stateBucket = await stateKv.bucket(PROVIDER_STATE_BUCKET, bucketSettings(1)[PROVIDER_STATE_BUCKET]!);
+  const publisher = new ProviderPublisher({ sink: new ProviderStateWriter(stateBucket), intervalMs: 60_000 });
+  await publisher.setProviders([
+    { name: "bench-gpu", endpoint: emulator.url, totalVramMiB: 81920, maxParallel: 64 },
+  ]);
+  await (
+    await fetch(`${emulator.url}/api/generate`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3:8b" }),
+    })
+  ).text();
   await publisher.probeNow();
 
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
@@ -40,7 +51,14 @@ export async function run(): Promise<void> {
       if (m) resolve(Number(m[1]));
     });
   });
-  const sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
+  const sidecar = await startSidecarProcess([
+    "--nats",
+    nats.url,
+    "--agent",
+    "bench/agent",
+    "--proxy-listen",
+    "",
+  ]);
   const client = schedulerClient(sidecar.apiAddress);
   const noopClient = schedulerClient(`127.0.0.1:${noopPort}`);
   const kv = await connectNatsKv({ servers: nats.url });
@@ -89,7 +107,7 @@ export async function run(): Promise<void> {
     await sidecar.stop();
     await kv.close();
     await publisher.stop();
-    await store.close();
+    await stateKv.close();
     await emulator.close();
     await nats.dispose();
   }

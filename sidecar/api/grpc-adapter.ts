@@ -67,11 +67,15 @@ function decode(schema: DescMessage, bytes: Buffer): unknown {
   }
 }
 
+/** The reason a finished call's context is aborted with: a constant, so finishing allocates nothing. */
+const CALL_DONE = Object.freeze({ reason: "call finished" });
+
 function contextFor(
   service: DescService,
   method: DescMethod,
   call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
   options: GrpcAdapterOptions,
+  linkShutdown: boolean,
 ) {
   const requestSignal = new AbortController();
   call.on("cancelled", () => requestSignal.abort(new ConnectError("client cancelled", Code.Canceled)));
@@ -91,7 +95,9 @@ function contextFor(
     requestSignal: requestSignal.signal,
     requestHeader: headers,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
+    // Linking to the server's long-lived shutdown signal adds a listener that only abort()
+    // removes; short unary calls skip it (the server drains them instead).
+    ...(linkShutdown && options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
   });
 }
 
@@ -123,14 +129,18 @@ function unaryHandler(
 ): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
     if (call.request instanceof Malformed) return callback(malformed(method, call.request));
-    const ctx = contextFor(service, method, call, options);
+    const ctx = contextFor(service, method, call, options, false);
+    const hasDeadline = ctx.timeoutMs() !== undefined;
     Promise.resolve()
       .then(() => fn(call.request, ctx as HandlerContext))
       .then(
         (res) => callback(null, create(method.output, res)),
         (err) => callback(toServiceError(err, method, options)),
       )
-      .finally(() => ctx.abort());
+      .finally(() => {
+        // Only a deadline timer needs cleaning up; without one the context is simply garbage.
+        if (hasDeadline) ctx.abort(CALL_DONE);
+      });
   };
 }
 
@@ -145,7 +155,7 @@ function serverStreamHandler(
       call.emit("error", malformed(method, call.request));
       return;
     }
-    const ctx = contextFor(service, method, call, options);
+    const ctx = contextFor(service, method, call, options, true);
     (async () => {
       for await (const res of fn(call.request, ctx as HandlerContext) as AsyncIterable<unknown>) {
         if (call.cancelled) break;
@@ -161,6 +171,6 @@ function serverStreamHandler(
           if (!call.cancelled) call.emit("error", toServiceError(err, method, options));
         },
       )
-      .finally(() => ctx.abort());
+      .finally(() => ctx.abort(CALL_DONE));
   };
 }

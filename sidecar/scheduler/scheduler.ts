@@ -162,6 +162,13 @@ interface Record_ extends AttributionOut {
 
 const DEFAULT_ATTRIBUTION_CAPACITY = 10_000;
 
+/**
+ * How long a use of a model waits for more uses before it is written (ms): the decayed rate
+ * has a 10-minute half-life, so this delay is invisible to planners, and a busy model costs
+ * one demand write per interval instead of one per call.
+ */
+const USE_LINGER_MS = 100;
+
 /** The heuristic threshold below which a reported prompt counts as cut by the engine. */
 const TRUNCATION_RATIO = 0.5;
 
@@ -176,6 +183,10 @@ export class Scheduler {
   private charsPerToken: CharsPerToken = INITIAL_CHARS_PER_TOKEN;
   private readonly records = new Map<string, Record_>();
   private readonly held = new Map<string, Held>();
+  /** Residency overlays this sidecar wrote (provider, model → MiB), to skip rewriting them. */
+  private readonly overlays = new Map<string, number>();
+  /** Writes started off the caller's path; close() waits for them. */
+  private readonly background = new Set<Promise<void>>();
   private closed = false;
 
   constructor(o: SchedulerOptions) {
@@ -332,18 +343,7 @@ export class Scheduler {
       this.learn(rec, input);
       this.trimRecords();
     }
-    if (!rec.staticFallback && input.success) {
-      await Promise.all([
-        this.state.tickets
-          .writeResidency({
-            provider: rec.provider,
-            modelName: rec.model,
-            modelFootprintMiB: rec.footprintMiB,
-          })
-          .catch((err) => this.warn("residency", err)),
-        this.state.demand.recordUse(rec.model, rec.agent).catch((err) => this.warn("use demand", err)),
-      ]);
-    }
+    if (!rec.staticFallback && input.success) this.afterSuccess(rec);
     this.hooks.onRelease?.(publicRecord(rec));
     return true;
   }
@@ -429,6 +429,8 @@ export class Scheduler {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.state.demand.flush().catch((err) => this.warn("use demand", err));
+    await Promise.allSettled([...this.background]);
     for (const key of [...this.held.keys()]) await this.dropHeld(key);
     const active = [...this.records.values()].filter((r) => !r.released && !r.staticFallback);
     await Promise.all(
@@ -492,6 +494,7 @@ export class Scheduler {
       try {
         await this.ops.unload(d.endpoint, victim);
         await this.state.tickets.clearResidency(d.provider, victim);
+        this.overlays.delete(`${d.provider}\u0000${victim}`);
         evicted.push(victim);
         this.hooks.onEvict?.(d.provider, victim, true);
       } catch (err) {
@@ -664,6 +667,45 @@ export class Scheduler {
       successByModel,
       ...(latencyEmaMs !== undefined ? { latencyEmaMs } : {}),
     });
+  }
+
+  /**
+   * What a successful call teaches the shared state: the model is resident there (the
+   * overlay bridges the gap until the next probe) and it was used (demand). Written off the
+   * caller's path: the overlay after a cold load or when its footprint changes, the use
+   * coalesced per model.
+   */
+  private afterSuccess(rec: Record_): void {
+    const overlayKey = `${rec.provider}\u0000${rec.model}`;
+    const pending: Promise<unknown>[] = [];
+    // After a cold load the overlay is (re)written: it bridges the gap until a probe lists the
+    // model, and its writtenAt lets core drop it once a later probe does not (an unload).
+    // After a warm call the model was already counted resident: nothing to write.
+    if (rec.coldLoad || this.overlays.get(overlayKey) !== rec.footprintMiB) {
+      this.overlays.set(overlayKey, rec.footprintMiB);
+      pending.push(
+        this.state.tickets
+          .writeResidency({
+            provider: rec.provider,
+            modelName: rec.model,
+            modelFootprintMiB: rec.footprintMiB,
+            writtenAt: this.now(),
+          })
+          .catch((err) => {
+            this.overlays.delete(overlayKey);
+            this.warn("residency", err);
+          }),
+      );
+    }
+    // Uses of one model within USE_LINGER_MS go in one write: not one write per call.
+    pending.push(
+      this.state.demand
+        .recordUse(rec.model, rec.agent, USE_LINGER_MS)
+        .catch((err) => this.warn("use demand", err)),
+    );
+    const all = Promise.all(pending).then(() => undefined);
+    this.background.add(all);
+    void all.finally(() => this.background.delete(all));
   }
 
   private trimRecords(): void {

@@ -6,7 +6,14 @@
 //   process for one provider are decided together (a batch, one CAS); one CAS per provider is
 //   in flight per process.
 //
-//   1. READ. Make the local copies of provider state and tickets current (≤ 200 ms; mirror.ts),
+//   0. WARM. A claim without victims whose model the fresh copy (≤ 200 ms) shows resident on
+//      the provider (published, or a residency overlay) takes no room: it is not decided on
+//      the guard. Its ticket (coldLoad false) is written at once with update-at-revision 0 —
+//      one round trip — and the claim is granted. Every other claim (cold, converging on a
+//      load in flight, with victims, unknown provider) takes steps 1–5.
+//   1. READ. Make the local copies of provider state and tickets current (≤ 200 ms; mirror.ts)
+//      — for a claim with victims, proven current after the claim was made (one head-revision
+//      barrier), so that it sees every ticket acknowledged before it, warm ones included —
 //      then take the guard (revision g, pending P) and the provider's live tickets T from the
 //      copy. A pending ticket the copy has never seen (not even as a tombstone) may not be
 //      written yet: give it a moment (its holder writes it right after the guard), then count
@@ -22,30 +29,46 @@
 //   5. WRITE. The winner writes its tickets (update-at-revision 0; a helper may have done it).
 //
 // Why this holds the four invariants (DESIGN.md §5):
-//   - No overcommit at every revision: a ticket key appears only after the guard CAS that
-//     decided it and before the next guard CAS on that provider (step 3 of the next decision
-//     ensures it). So the tickets present at any revision are a subset of the decisions made
-//     so far, and each decision saw every earlier one (from the copy, which is at least at
-//     the guard's revision, plus the pending list). Without victim credit the budget is
-//     monotone in the ticket set, so a subset fits too. With credit, tickets of one decision
-//     are written in decision order, so a ticket relying on another's credit never appears
-//     before it. A victim's credit counts once, and only while it is resident (core's rule).
-//     The CAS must be linearizable: nats-kv.ts adds a message id so that it is, even on
-//     clustered servers before 2.9.21 (nats-server#4320).
+//   - No overcommit at every revision: a guard-decided ticket key appears only after the guard
+//     CAS that decided it and before the next guard CAS on that provider (step 3 of the next
+//     decision ensures it). So the guard-decided tickets present at any revision are a subset
+//     of the decisions made so far, and each decision saw every earlier one (from the copy,
+//     which is at least at the guard's revision, plus the pending list). Without victim credit
+//     the budget is monotone in the ticket set, so a subset fits too. With credit, tickets of
+//     one decision are written in decision order, so a ticket relying on another's credit
+//     never appears before it. A victim's credit counts once, and only while it is resident
+//     (core's rule). The CAS must be linearizable: nats-kv.ts adds a message id so that it
+//     is, even on clustered servers before 2.9.21 (nats-server#4320).
+//     Warm tickets (step 0) change no budget: their model is resident, so none is an in-flight
+//     load (for core, and for any checker that counts every ticket of a non-resident model),
+//     and they plan no victims, so they add no credit. The budget at any revision is that of
+//     the guard-decided tickets present, which fits. They enter other decisions only through
+//     the victim rule, which can only refuse. And each warm grant is one the guard would have
+//     made at the moment its write landed (claimFits grants a resident model unconditionally,
+//     on a copy as fresh): a claim with victims either reads after that write — it sees the
+//     ticket and is refused (step 1 makes this hold for every warm ticket acknowledged before
+//     it was made) — or decided before it, an order the guard allows too (a warm claim is
+//     never refused for a model that a plan will evict). If the model stops being resident
+//     later, a warm ticket is where a guard-decided warm ticket always was: provider state is
+//     not serialized by the guard, and both carry coldLoad false.
 //   - Progress: a CAS fails only because another decision succeeded; every successful CAS
-//     grants at least one claim. Someone always wins while room exists (lock-free).
+//     grants at least one claim. Someone always wins while room exists (lock-free). Warm
+//     claims never conflict (a fresh key at revision 0) and no longer contend on the guard.
 //   - Crash safety: a holder that dies anywhere leaves at most a guard entry and/or a ticket
 //     with a lease (expiresAt); both stop counting when the lease passes (+ a small grace so
 //     a Renew in flight lands first), and the bucket TTL removes them unconditionally.
-//   - Fresh reads: decisions use copies proven current within 200 ms (mirror.ts); the guard
-//     CAS additionally proves no other decision on this provider happened since the read.
+//   - Fresh reads: decisions use copies proven current within three quarters of the 200 ms
+//     bound (mirror.ts renews the proof in the background past half of it), so a process
+//     stalled between its check and its write still decides on state younger than 200 ms; the
+//     guard CAS additionally proves no other decision on this provider happened since the read.
 //   A claim whose CAS outcome is unknown (NATS went away mid-request) fails with
 //   StateUnavailable and tombstones its ticket key: if the CAS landed after all, its pending
-//   ticket is then seen as released and neither counted nor written by anyone.
+//   ticket is then seen as released and neither counted nor written by anyone. A warm write
+//   with an unknown outcome is tombstoned the same way (it takes no room either way).
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Ticket } from "../core/shapes.js";
-import { type BudgetView, budgetView } from "../core/vram.js";
+import { type BudgetView, budgetView, residentModels } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { decideClaim } from "./claim-decision.js";
 import type { KvBucket } from "./kv.js";
@@ -117,7 +140,7 @@ export interface ClaimEngineOptions {
   maxAttempts: number;
   /** Maximum age of the state a decision reads (ms). */
   freshnessMs: number;
-  /** Claims decided together in one compare-and-set (same provider, same process); default 8. */
+  /** Claims decided together in one compare-and-set (same provider, same process); default 16. */
   maxBatch?: number;
   /** Upper bound of the first retry jitter (ms); default 4. */
   jitterMs?: number;
@@ -133,6 +156,8 @@ export interface ClaimEngineOptions {
 interface Pending {
   ticket: Ticket;
   leaseMs: number;
+  /** When the claim was made (performance.now); a claim with victims reads the tickets as of then or later. */
+  since: number;
   attempts: number;
   conflicts: number;
   /** A compare-and-set carrying this ticket had an unknown outcome. */
@@ -157,6 +182,12 @@ export class ClaimEngine {
   private readonly jitterMs: number;
   private readonly helpWaitMs: number;
   private readonly refreshWaitMs: number;
+  /**
+   * Age of the copies a decision may read (ms): three quarters of the bound, so that a process
+   * descheduled (or collecting garbage) between its check and its write still decides on state
+   * younger than the bound.
+   */
+  private readonly decideAgeMs: number;
   /** Ids of tickets known to be written (recent ones, bounded). */
   private readonly written = new Set<string>();
 
@@ -165,6 +196,7 @@ export class ClaimEngine {
     this.jitterMs = o.jitterMs ?? 4;
     this.helpWaitMs = o.helpWaitMs ?? 20;
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
+    this.decideAgeMs = (o.freshnessMs * 3) / 4;
   }
 
   /** Claims a ticket; resolves granted or refused, rejects with StateUnavailable when NATS is away. */
@@ -180,6 +212,7 @@ export class ClaimEngine {
       });
     }
     const leaseMs = req.leaseMs ?? this.o.leaseMs;
+    const since = performance.now();
     const ticket: Ticket = {
       ticketId: randomUUID(),
       provider: req.provider,
@@ -191,10 +224,15 @@ export class ClaimEngine {
       evicts: { ...(req.evicts ?? {}) },
       expiresAt: 0,
     };
+    if (Object.keys(ticket.evicts).length === 0) {
+      const warm = await this.claimWarm(ticket, leaseMs);
+      if (warm !== undefined) return warm;
+    }
     return new Promise((resolve, reject) => {
       const p: Pending = {
         ticket,
         leaseMs,
+        since,
         attempts: 0,
         conflicts: 0,
         uncertain: false,
@@ -219,6 +257,50 @@ export class ClaimEngine {
         void this.drain(req.provider);
       }
     });
+  }
+
+  /**
+   * The warm path: a claim without victims whose model the provider has resident (published
+   * or overlay) takes no room, so it needs no decision on the guard: its ticket is written
+   * directly (revision 0: never written), one round trip. Undefined when the claim is not warm
+   * by a fresh read (cold, converging on a load in flight, unknown provider): it then goes
+   * through the guard.
+   */
+  private async claimWarm(ticket: Ticket, leaseMs: number): Promise<ClaimResult | undefined> {
+    const { mirror, providers } = this.o;
+    for (let round = 0; ; round++) {
+      await Promise.all([mirror.fresh(-Infinity, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs) break;
+      if (round >= 20) throw stateUnavailable("could not read provider state and tickets fresh together");
+    }
+    // The decision below is synchronous: the age measured here is the age it decides on.
+    const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
+    const stats: ClaimStats = {
+      attempts: 1,
+      conflicts: 0,
+      revision: mirror.revision,
+      viewAgeMs: performance.now() - confirmedAt,
+      confirmedAt,
+    };
+    const state = providers.peek(ticket.provider);
+    if (state === undefined) return undefined;
+    if (!residentModels(state, providerResidencies(mirror, ticket.provider)).has(ticket.modelName)) {
+      return undefined;
+    }
+    const now = this.o.now();
+    ticket.claimedAt = new Date(now).toISOString();
+    ticket.expiresAt = now + leaseMs;
+    ticket.coldLoad = false;
+    const key = ticketKey(ticket.provider, ticket.ticketId);
+    try {
+      await this.o.tickets.update(key, encodeJson(ticketJson(ticket)), 0);
+    } catch (err) {
+      // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
+      // either way, and its lease ends it).
+      this.tombstone(ticket);
+      throw err;
+    }
+    return { ok: true, ticket, key, coldLoad: false, stats };
   }
 
   /** Serves the provider's queue until it is empty: one decision (CAS) in flight at a time. */
@@ -259,11 +341,15 @@ export class ClaimEngine {
   ): Promise<{ retry: Pending[]; guard: Guard | null }> {
     const { mirror, providers, tickets: bucket } = this.o;
     for (const p of batch) p.attempts++;
+    // A claim with victims must see every ticket written before it was made (a warm ticket
+    // written without the guard may have made its victim busy): its read starts after it.
+    let since = Number.NEGATIVE_INFINITY;
+    for (const p of batch) if (Object.keys(p.ticket.evicts).length > 0) since = Math.max(since, p.since);
     // Read: both copies current, and the last decision's tickets given a moment to arrive
     // (they are written right after its guard) before we would write them ourselves.
     let waited = false;
     for (let round = 0; ; round++) {
-      await Promise.all([mirror.fresh(), providers.fresh()]);
+      await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
       if (!waited) {
         waited = true;
         const g = this.pickGuard(provider, authoritative);
@@ -277,8 +363,7 @@ export class ClaimEngine {
         }
       }
       // The decision below is synchronous: the age measured here is the age it decides on.
-      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.o.freshnessMs)
-        break;
+      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs) break;
       if (round >= 20) throw stateUnavailable("could not read provider state and tickets fresh together");
     }
     const now = this.o.now();

@@ -74,6 +74,34 @@ describe("demand board", () => {
     expect(snap.use[0]?.rate).toBe(20);
   });
 
+  it("coalesces the uses of one model: one write in flight, the rest go together in the next", async () => {
+    const { store, kv } = await setup();
+    const bucket = await kv.bucket(MODEL_DEMAND_BUCKET, {
+      history: 1,
+      ttlMs: 0,
+      maxValueBytes: 0,
+      replicas: 1,
+    });
+    const watch = await bucket.watch({ include: "updates" });
+    let writes = 0;
+    const counting = (async () => {
+      for await (const e of watch) if (e.key === "use.m") writes++;
+    })();
+    const rates = await Promise.all(Array.from({ length: 50 }, () => store.demand.recordUse("m", "a")));
+    expect(rates.map((r) => r.rate).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+    // A lingering use waits for company, then all go in one write; flush cuts the wait short.
+    const lingering = Array.from({ length: 10 }, () => store.demand.recordUse("m", "b", 60_000));
+    await store.demand.flush();
+    expect((await Promise.all(lingering)).at(-1)?.rate).toBe(60);
+    await new Promise((r) => setTimeout(r, 10));
+    watch.stop();
+    await counting;
+    expect(writes).toBeLessThanOrEqual(3); // 1 + 49 coalesced (+ 10 lingering), not 60
+    expect((await store.demand.snapshot()).use[0]).toMatchObject({ rate: 60, agent: "b" });
+  });
+
   it("the snapshot holds live entries only; clearing a thread removes its intents only", async () => {
     const { clock, store, bucket } = await setup();
     await store.demand.putWait("m1", "ns/a");

@@ -57,6 +57,14 @@ export interface DemandBoardOptions {
 
 export class DemandBoard {
   private cached: { atMono: number; revision: number; snapshot: DemandSnapshot } | null = null;
+  /** Bumps queued per key behind the one in flight (see bump). */
+  private readonly bumps = new Map<string, BumpStep[]>();
+  /** Wake-ups of drains lingering before their first write. */
+  private readonly lingering = new Set<() => void>();
+  /** Callers of flush() waiting for a key's drain to end. */
+  private readonly drained = new Map<string, Set<() => void>>();
+  /** This process's last write of each bumped key (newer than the copy until the watch delivers it). */
+  private readonly lastWrites = new Map<string, { revision: number; value: DemandEntry }>();
 
   constructor(private readonly o: DemandBoardOptions) {}
 
@@ -108,9 +116,13 @@ export class DemandBoard {
     return cleared;
   }
 
-  /** One more call to `model` (by `agent`): its decayed use rate gains +1. */
-  recordUse(model: string, agent: string): Promise<UseEntry> {
-    return this.bump(useKey(model), (old, now): UseEntry => {
+  /**
+   * One more call to `model` (by `agent`): its decayed use rate gains +1. With `lingerMs`, a
+   * write that is not already queued waits that long first, so the uses of a busy model
+   * within it go in one write (off the caller's path; `flush()` cuts the wait short).
+   */
+  recordUse(model: string, agent: string, lingerMs = 0): Promise<UseEntry> {
+    return this.bump(useKey(model), lingerMs, (old, now): UseEntry => {
       const prev = old?.kind === "use" ? old : undefined;
       return {
         kind: "use",
@@ -126,7 +138,7 @@ export class DemandBoard {
 
   /** `agent` of `crew` was selected, naming these models: its decayed selection rate gains +1. */
   recordSelection(crew: string, agent: string, models: readonly string[]): Promise<SelEntry> {
-    return this.bump(selKey(crew, agent), (old, now): SelEntry => {
+    return this.bump(selKey(crew, agent), 0, (old, now): SelEntry => {
       const prev = old?.kind === "sel" ? old : undefined;
       return {
         kind: "sel",
@@ -169,30 +181,103 @@ export class DemandBoard {
     return this.o.rateTtlMs ?? RATE_TTL_MS;
   }
 
-  /** Read-modify-write of a rate entry by compare-and-set (bounded retries). */
-  private async bump<T extends DemandEntry>(
+  /**
+   * Read-modify-write of a rate entry by compare-and-set (bounded retries). Bumps of one key
+   * from this process are coalesced: while one write is in flight, later bumps queue up and
+   * go together in the next write (their updates applied in order, each caller getting its
+   * own step's value), so N concurrent uses cost one write, not N racing ones. The first
+   * attempt reads the key from the watched copy (or this process's own last write, if newer)
+   * instead of the server: the compare-and-set catches a stale read, and only then is the
+   * key read back from the server.
+   */
+  private bump<T extends DemandEntry>(
     key: string,
+    lingerMs: number,
     next: (old: DemandEntry | undefined, nowMs: number) => T,
   ): Promise<T> {
-    for (let attempt = 0; attempt < 32; attempt++) {
-      // A little random backoff after a lost race, so concurrent writers spread out.
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, 2 * attempt)));
-      const e = await this.o.bucket.get(key);
-      let old: DemandEntry | undefined;
-      if (e !== null) {
-        try {
-          old = parseDemand(key, decodeJson(e.value), 0);
-        } catch {
-          old = undefined;
-        }
+    return new Promise<T>((resolve, reject) => {
+      const step: BumpStep = { next, resolve: resolve as (v: DemandEntry) => void, reject };
+      const queued = this.bumps.get(key);
+      if (queued !== undefined) {
+        queued.push(step);
+        return;
       }
-      const now = this.o.now();
-      if (old !== undefined && !(old.expiresAt > now)) old = undefined; // expired: start over
-      const value = next(old, now);
+      const queue = [step];
+      this.bumps.set(key, queue);
+      void this.drainBumps(key, queue, lingerMs);
+    });
+  }
+
+  /** Writes every lingering bump now (shutdown). Resolves once they are written. */
+  async flush(): Promise<void> {
+    for (const wake of [...this.lingering]) wake();
+    const pending = [...this.bumps.keys()].map(
+      (key) =>
+        new Promise<void>((r) => {
+          let waiting = this.drained.get(key);
+          if (waiting === undefined) {
+            waiting = new Set();
+            this.drained.set(key, waiting);
+          }
+          waiting.add(r);
+        }),
+    );
+    await Promise.all(pending);
+  }
+
+  private async drainBumps(key: string, queue: BumpStep[], lingerMs: number): Promise<void> {
+    if (lingerMs > 0) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.lingering.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, lingerMs);
+        this.lingering.add(wake);
+      });
+    }
+    while (queue.length > 0) {
+      const steps = queue.splice(0);
       try {
-        if (e === null) await this.o.bucket.create(key, encodeJson(value));
-        else await this.o.bucket.update(key, encodeJson(value), e.revision);
-        return value;
+        const values = await this.writeBumps(key, steps);
+        for (let i = 0; i < steps.length; i++) steps[i]!.resolve(values[i]!);
+      } catch (err) {
+        for (const st of steps) st.reject(err);
+      }
+    }
+    // Synchronously with the last emptiness check, so a later bump starts a new drain.
+    this.bumps.delete(key);
+    const waiting = this.drained.get(key);
+    this.drained.delete(key);
+    for (const r of waiting ?? []) r();
+  }
+
+  private async writeBumps(key: string, steps: readonly BumpStep[]): Promise<DemandEntry[]> {
+    for (let attempt = 0; attempt < 32; attempt++) {
+      // A little random backoff after a lost race with another process, so writers spread out.
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, 2 * attempt)));
+      const cur = attempt === 0 ? this.localEntry(key) : await this.serverEntry(key);
+      const now = this.o.now();
+      let old = cur?.value;
+      if (old !== undefined && !(old.expiresAt > now)) old = undefined; // expired: start over
+      const values: DemandEntry[] = [];
+      let v = old;
+      for (const st of steps) {
+        v = st.next(v, now);
+        values.push(v);
+      }
+      const bytes = encodeJson(v);
+      try {
+        const revision =
+          cur === null
+            ? await this.o.bucket.create(key, bytes)
+            : await this.o.bucket.update(key, bytes, cur.revision);
+        this.lastWrites.delete(key);
+        this.lastWrites.set(key, { revision, value: v! });
+        if (this.lastWrites.size > 1024)
+          this.lastWrites.delete(this.lastWrites.keys().next().value as string);
+        return values;
       } catch (err) {
         if (
           !KubemootError.is(err, ErrorCode.StateConflict) &&
@@ -204,4 +289,33 @@ export class DemandBoard {
     }
     throw new KubemootError(ErrorCode.StateConflict, `${key}: kept conflicting`);
   }
+
+  /** The key as the watched copy (or our own newer write) has it; null when absent. */
+  private localEntry(key: string): { revision: number; value: DemandEntry | undefined } | null {
+    const m = this.o.mirror.get(key);
+    const own = this.lastWrites.get(key);
+    if (own !== undefined && (m === undefined || own.revision > m.revision)) return own;
+    return m === undefined ? null : { revision: m.revision, value: m.value };
+  }
+
+  /** The key as the server has it; null when absent. */
+  private async serverEntry(
+    key: string,
+  ): Promise<{ revision: number; value: DemandEntry | undefined } | null> {
+    const e = await this.o.bucket.get(key);
+    if (e === null) return null;
+    let value: DemandEntry | undefined;
+    try {
+      value = parseDemand(key, decodeJson(e.value), 0);
+    } catch {
+      value = undefined;
+    }
+    return { revision: e.revision, value };
+  }
+}
+
+interface BumpStep {
+  next: (old: DemandEntry | undefined, nowMs: number) => DemandEntry;
+  resolve: (value: DemandEntry) => void;
+  reject: (err: unknown) => void;
 }

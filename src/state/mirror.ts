@@ -4,7 +4,8 @@
 // Why a barrier: a push watch looks healthy even when its consumer silently died (a cluster
 // node went away). So before a decision, `fresh()` proves the copy current at most
 // `freshnessMs` ago: it asks the bucket for its head revision and waits until the watch has
-// delivered it. At most one such round trip per bucket per `freshnessMs`, shared by all callers.
+// delivered it. One such round trip per bucket at most every `freshnessMs / 2` while reads
+// keep coming (renewed ahead of time, in the background), shared by all callers.
 // If the copy cannot catch up in time the watch is rebuilt and the read reports StateUnavailable.
 //
 // After a disconnect the copy is marked unavailable (reads fail fast) and, once the connection
@@ -130,7 +131,12 @@ export class BucketMirror<T> {
   /** Newest revision written through `tracked()`. */
   private writtenRevision = 0;
   private readonly listeners = new Set<(ev: MirrorEvent<T>) => void>();
-  private readonly waiters = new Set<{ ready: () => boolean; resolve: () => void }>();
+  private readonly waiters = new Set<{
+    ready: () => boolean;
+    resolve: () => void;
+    /** Set for waits that give up (false) when the copy is lost (disconnect, restart). */
+    lost?: () => void;
+  }>();
   private readonly syncWaiters = new Set<() => void>();
   private wake: (() => void) | null = null;
   private readonly abandon: (() => void)[] = [];
@@ -210,22 +216,35 @@ export class BucketMirror<T> {
     await this.waitSynced(timeoutMs);
   }
 
-  /** Ensures the copy is at most `freshnessMs` old; throws StateUnavailable when it cannot be. */
-  async fresh(): Promise<void> {
+  /**
+   * Ensures the copy is at most `freshnessMs` old; throws StateUnavailable when it cannot be.
+   * With `since` (a performance.now() instant), the copy must also have been proven current at
+   * or after it: it then holds every write acknowledged before `since` (a linearizable read).
+   * With `maxAgeMs` (below `freshnessMs`), the copy must be at most that old.
+   */
+  async fresh(since = Number.NEGATIVE_INFINITY, maxAgeMs = this.freshnessMs): Promise<void> {
+    const maxAge = Math.min(maxAgeMs, this.freshnessMs);
     if (this.closed) throw stateUnavailable(`${this.name}: closed`);
     if (!this.options.connection.connected) throw stateUnavailable(`${this.name}: disconnected`);
     // On return the copy was proven current at most `freshnessMs` ago: a barrier slower than
     // that is followed by another one.
     const deadline = mono() + this.catchUpTimeoutMs;
     if (!this.synced) await this.waitSynced(this.catchUpTimeoutMs);
-    while (mono() - this.freshAt > this.freshnessMs) {
+    while (mono() - this.freshAt > maxAge || this.freshAt < since) {
       if (mono() > deadline) throw stateUnavailable(`${this.name}: could not confirm a fresh copy in time`);
-      this.barrier ??= this.runBarrier().finally(() => {
-        this.barrier = null;
-      });
-      await this.barrier;
+      await this.startBarrier();
     }
-    if (this.state.revision < this.writtenRevision && !(await this.waitForRevision(this.writtenRevision))) {
+    // Past half the bound, the proof is renewed in the background: a steady stream of reads
+    // then never waits for a barrier, and decisions keep a margin below the bound (a process
+    // descheduled between its check and its decision would otherwise overrun it).
+    if (mono() - this.freshAt > this.freshnessMs / 2 && this.barrier === null) {
+      this.startBarrier().catch(() => undefined); // a blocking reader sees the failure itself
+    }
+    const written = this.writtenRevision;
+    if (
+      this.state.revision < written &&
+      !(await this.waitForRevision(written, this.catchUpTimeoutMs, true))
+    ) {
       throw stateUnavailable(`${this.name}: the watch did not deliver our own write`);
     }
   }
@@ -256,22 +275,29 @@ export class BucketMirror<T> {
     for (const e of this.state.live.values()) if (this.alive(e)) yield e;
   }
 
-  /** Resolves true once the copy holds `revision` (or newer); false on timeout. */
-  waitForRevision(revision: number, timeoutMs = this.catchUpTimeoutMs): Promise<boolean> {
-    return this.waitFor(() => this.state.revision >= revision, timeoutMs);
+  /**
+   * Resolves true once the copy holds `revision` (or newer); false on timeout. With
+   * `failOnLoss`, also false as soon as the copy is lost (disconnected, rebuilt): it cannot
+   * catch up before a resync then, and a read must report that at once.
+   */
+  waitForRevision(revision: number, timeoutMs = this.catchUpTimeoutMs, failOnLoss = false): Promise<boolean> {
+    return this.waitFor(() => this.state.revision >= revision, timeoutMs, failOnLoss);
   }
 
   /** Resolves true once `condition` holds on the (synced) copy, checked after every change; false on timeout. */
-  waitFor(condition: () => boolean, timeoutMs = this.catchUpTimeoutMs): Promise<boolean> {
+  waitFor(condition: () => boolean, timeoutMs = this.catchUpTimeoutMs, failOnLoss = false): Promise<boolean> {
     if (this.synced && condition()) return Promise.resolve(true);
+    if (failOnLoss && !this.synced) return Promise.resolve(false);
     return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.waiters.delete(w);
+        resolve(ok);
+      };
       const w = {
         ready: () => this.synced && condition(),
-        resolve: () => {
-          clearTimeout(timer);
-          this.waiters.delete(w);
-          resolve(true);
-        },
+        resolve: () => done(true),
+        ...(failOnLoss ? { lost: () => done(false) } : {}),
       };
       const timer = setTimeout(() => {
         this.waiters.delete(w);
@@ -331,6 +357,7 @@ export class BucketMirror<T> {
     if (!this.synced) return;
     this.synced = false;
     this.freshAt = Number.NEGATIVE_INFINITY;
+    for (const w of [...this.waiters]) w.lost?.();
     this.emit({ type: "availability", available: false });
   }
 
@@ -361,11 +388,19 @@ export class BucketMirror<T> {
     });
   }
 
+  /** The barrier in flight, or a new one: shared by every reader that needs one now. */
+  private startBarrier(): Promise<void> {
+    this.barrier ??= this.runBarrier().finally(() => {
+      this.barrier = null;
+    });
+    return this.barrier;
+  }
+
   private async runBarrier(): Promise<void> {
     const gen = this.gen;
     const t0 = mono();
     const head = await this.options.bucket.headRevision();
-    if (!(await this.waitForRevision(head))) {
+    if (!(await this.waitForRevision(head, this.catchUpTimeoutMs, true))) {
       if (gen === this.gen) this.restart("watch fell behind the bucket head");
       throw stateUnavailable(`${this.name}: the watch did not catch up with revision ${head}`);
     }

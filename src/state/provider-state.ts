@@ -76,9 +76,9 @@ export class ProviderStateReader {
     return out;
   }
 
-  /** Ensures the copy is at most 200 ms old. */
-  fresh(): Promise<void> {
-    return this.mirror.fresh();
+  /** Ensures the copy is at most 200 ms old (or `maxAgeMs`, when given and lower). */
+  fresh(maxAgeMs?: number): Promise<void> {
+    return this.mirror.fresh(Number.NEGATIVE_INFINITY, maxAgeMs);
   }
 
   /** Monotonic time (performance.now) at which the copy was last proven current. */

@@ -42,7 +42,7 @@ export interface StateStoreOptions {
   catchUpTimeoutMs?: number;
   /** Compare-and-set attempts per claim; default 64. */
   claimMaxAttempts?: number;
-  /** Claims decided in one compare-and-set (same provider, this process); default 8. */
+  /** Claims decided in one compare-and-set (same provider, this process); default 16. */
   claimBatch?: number;
   /** Provider states probed longer ago than this are ignored (ms); default 5 minutes. */
   providerStaleMs?: number;
@@ -189,6 +189,7 @@ async function assemble(
     close: async () => {
       if (closed) return;
       closed = true;
+      await demand.flush().catch(() => undefined); // lingering use writes (best effort)
       capacity.close();
       for (const m of mirrors) m.close();
       if (owned) await kv.close();

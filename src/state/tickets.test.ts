@@ -3,7 +3,7 @@ import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
 import { ticketLeaseFromEnv } from "./defaults.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { decodeJson, encodeJson, type KvEntry, type KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore, type StateStoreOptions } from "./store.js";
 import { guardKey, ticketKey } from "./ticket-keys.js";
@@ -14,7 +14,7 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-async function open(kv: MemoryKvStore, o: StateStoreOptions = {}): Promise<StateStore> {
+async function open(kv: KvStore, o: StateStoreOptions = {}): Promise<StateStore> {
   const s = await openStateStore(kv, { holderId: "test", ...o });
   stores.push(s);
   return s;
@@ -30,6 +30,40 @@ async function setup(o: StateStoreOptions = {}) {
     replicas: 1,
   });
   return { kv, store, bucket };
+}
+
+/** The store, with every watch event delivered `ms` late. */
+function laggingWatches(inner: KvStore, ms: number): KvStore {
+  return {
+    kind: inner.kind,
+    connection: inner.connection,
+    close: () => inner.close(),
+    bucket: async (name, settings) => {
+      const b = await inner.bucket(name, settings);
+      return {
+        name: b.name,
+        settings: b.settings,
+        get: (k) => b.get(k),
+        put: (k, v) => b.put(k, v),
+        create: (k, v) => b.create(k, v),
+        update: (k, v, r) => b.update(k, v, r),
+        delete: (k, o) => b.delete(k, o),
+        keys: (p) => b.keys(p),
+        headRevision: () => b.headRevision(),
+        watch: async (o) => {
+          const w = await b.watch(o);
+          async function* late(): AsyncGenerator<KvEntry> {
+            for await (const e of w) {
+              await new Promise((r) => setTimeout(r, ms));
+              yield e;
+            }
+          }
+          const it = late();
+          return { stop: () => w.stop(), [Symbol.asyncIterator]: () => it };
+        },
+      };
+    },
+  };
 }
 
 describe("claims", () => {
@@ -78,6 +112,48 @@ describe("claims", () => {
     expect(same.ok).toBe(true); // a second call on the model being loaded takes no new room
     const other = await store.tickets.claim({ provider: "rig1", model: "tiny2", modelFootprintMiB: 300 });
     expect(other.ok).toBe(false);
+  });
+
+  it("writes a warm ticket directly, without a decision on the guard", async () => {
+    const { store, bucket } = await setup();
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { "qwen3:8b": 14000 } }),
+    );
+    const w = await store.tickets.claim({ provider: "rig1", model: "qwen3:8b", modelFootprintMiB: 14000 });
+    expect(w).toMatchObject({ ok: true, coldLoad: false, stats: { attempts: 1, conflicts: 0 } });
+    if (!w.ok) return;
+    expect(decodeJson((await bucket.get(w.key))!.value)).toMatchObject({
+      modelName: "qwen3:8b",
+      coldLoad: false,
+    });
+    expect(await bucket.get(guardKey("rig1"))).toBeNull();
+    // A cold claim still decides on the guard.
+    const cold = await store.tickets.claim({ provider: "rig1", model: "tiny", modelFootprintMiB: 300 });
+    expect(cold.ok).toBe(true);
+    expect(await bucket.get(guardKey("rig1"))).not.toBeNull();
+  });
+
+  it("a claim with victims sees a warm ticket another sidecar wrote just before it", async () => {
+    const { kv, store } = await setup();
+    // The other sidecar's watches lag 5 ms behind the server, as over a network: its copy,
+    // though fresh (≤ 200 ms), misses the warm ticket unless the claim reads past its own start.
+    const other = await open(laggingWatches(kv, 5), { holderId: "other" });
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { victim: 12000 } }),
+    );
+    while ((await other.providers.get("rig1")) === undefined) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 20; i++) {
+      const work = await store.tickets.claim({ provider: "rig1", model: "victim", modelFootprintMiB: 12000 });
+      expect(work.ok && !work.coldLoad).toBe(true);
+      const plan = await other.tickets.claim({
+        provider: "rig1",
+        model: "a",
+        modelFootprintMiB: 10000,
+        evicts: { victim: 12000 },
+      });
+      expect(plan).toMatchObject({ ok: false, reason: "victim-busy", victim: "victim" });
+      if (work.ok) await store.tickets.release(work.ticket);
+    }
   });
 
   it("release frees the room at once and is idempotent", async () => {
