@@ -5,13 +5,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot as findRepoRoot } from "../../src/repo-root.js";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository root (works from both bench/lib and dist/bench/lib). */
-export const repoRoot = here.includes(`${path.sep}dist${path.sep}`)
-  ? path.resolve(here, "../../..")
-  : path.resolve(here, "../..");
+export const repoRoot = findRepoRoot();
 
 export interface RunInfo {
   seed: number | null;

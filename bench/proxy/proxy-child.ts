@@ -6,7 +6,7 @@
 // Place+Release cycles on the warm model and prints "PLACE <json>" (the TTFB baseline).
 import { createInterface } from "node:readline";
 import { startApiServer } from "../../sidecar/api/server.js";
-import { ollamaProviderOps } from "../../sidecar/proxy/harness.js";
+import { ollamaOps } from "../../sidecar/ollama-ops.js";
 import { startProxy } from "../../sidecar/proxy/index.js";
 import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
 import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   ]);
   publisher.start();
   await publisher.probeNow();
-  const ops = ollamaProviderOps();
+  const ops = ollamaOps();
   const config = schedulerConfigFromEnv({ KUBEMOOT_NAMESPACE: "bench", KUBEMOOT_AGENT_NAME: "proxy" });
   const scheduler = new Scheduler({ state, config, ops });
   // Place durations as the proxy sees them (reported with MEASURE): the placement share of TTFB.

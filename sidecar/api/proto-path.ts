@@ -1,14 +1,14 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot } from "../../src/repo-root.js";
 
-/** The repository's proto/ directory, found from this module (works from src and dist). */
+/** The repository's proto/ directory (reflection serves the .proto files found there). */
 export function protoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, "proto");
-    if (existsSync(path.join(candidate, "kubemoot", "scheduler", "v1", "scheduler.proto"))) return candidate;
-    dir = path.dirname(dir);
+  const dir = path.join(repoRoot(), "proto");
+  if (!existsSync(path.join(dir, "kubemoot", "scheduler", "v1", "scheduler.proto"))) {
+    throw new Error(
+      `${dir}/kubemoot/scheduler/v1/scheduler.proto not found: proto/ must ship with the sidecar`,
+    );
   }
-  throw new Error("proto/kubemoot/scheduler/v1/scheduler.proto not found above the sidecar module");
+  return dir;
 }

@@ -71,9 +71,6 @@ export const HARNESS_ENV: NodeJS.ProcessEnv = {
   KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS: "20",
 };
 
-/** Kept for the benchmark's child process; the sidecar's own ProviderOps. */
-export const ollamaProviderOps = ollamaOps;
-
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const providers = o.providers ?? HOMELAB;
   const emulators = new Map<string, EmulatorHandle>();
@@ -114,7 +111,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     );
     publisher.start();
     await publisher.probeNow();
-    const ops = ollamaProviderOps();
+    const ops = ollamaOps();
     closers.push(() => ops.close());
     const config = schedulerConfigFromEnv({ ...HARNESS_ENV, ...o.env });
     const scheduler = new Scheduler({ state, config, ops });

@@ -96,3 +96,22 @@ export function parseFlags(
   }
   return { values, positionals: parsed.positionals, help: parsed.values.help === true };
 }
+
+/** A numeric flag's value, validated: a clear InvalidConfig naming the flag when it is not a number ≥ min. */
+export function numberFlag(flags: FlagValues, name: string, min: number): number {
+  const raw = flags[name];
+  const n = Number(raw);
+  if (typeof raw !== "string" || raw.trim() === "" || !Number.isFinite(n) || n < min) {
+    throw new KubemootError(
+      ErrorCode.InvalidConfig,
+      `--${name}: expected a number ≥ ${min}, got "${String(raw)}"`,
+      {
+        field: `--${name}`,
+      },
+    );
+  }
+  return n;
+}
+
+/** Providers are probed no more often than this (ms): a tighter loop only burns CPU. */
+export const MIN_PROBE_INTERVAL_MS = 100;

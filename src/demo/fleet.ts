@@ -1,9 +1,9 @@
 // The demo's GPUs: two emulated cards with the prod bundle's models, and manifests (the
 // example crew and prod bundle) pointed at them.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { type EmulatorHandle, startEmulator } from "../emulator/index.js";
+import { repoRoot } from "../repo-root.js";
 
 export interface DemoCard {
   /** The ModelProvider name in examples/prod/providers.yaml. */
@@ -38,12 +38,6 @@ export const DEMO_MODELS: Record<string, number> = {
 
 /** The context the example providers advertise (status.capacity.contextLength). */
 export const DEMO_CONTEXT = 8192;
-
-export function repoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-}
 
 export interface DemoFleet {
   cards: { card: DemoCard; emulator: EmulatorHandle }[];

@@ -3,14 +3,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot as findRepoRoot } from "../../src/repo-root.js";
 
-/** The repository root, from test/helpers or its compiled copy under dist/ (benchmarks). */
-export const repoRoot = (() => {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-})();
+/** The repository root (from test/helpers or its compiled copy under dist/, for benchmarks). */
+export const repoRoot = findRepoRoot();
 const bin = path.join(repoRoot, "bin", "kubemoot-scheduler.js");
 
 export function assertBuilt(): void {

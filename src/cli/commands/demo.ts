@@ -1,6 +1,5 @@
 import { runDemo } from "../../demo/run-demo.js";
-import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type { Command } from "../command.js";
+import { type Command, numberFlag } from "../command.js";
 
 export const command: Command = {
   name: "demo",
@@ -34,19 +33,9 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
     },
   },
   async run(flags) {
-    const num = (flag: string, min: number) => {
-      const n = Number(flags[flag]);
-      if (!Number.isFinite(n) || n < min) {
-        throw new KubemootError(
-          ErrorCode.InvalidConfig,
-          `--${flag}: expected a number ≥ ${min}, got "${String(flags[flag])}"`,
-        );
-      }
-      return n;
-    };
-    const durationS = num("duration", 0);
-    const seed = Math.floor(num("seed", 0));
-    const speed = num("speed", 0.01);
+    const durationS = numberFlag(flags, "duration", 0);
+    const seed = Math.floor(numberFlag(flags, "seed", 0));
+    const speed = numberFlag(flags, "speed", 0.01);
     const stopSignal = new Promise<void>((resolve) => {
       process.once("SIGINT", () => resolve());
       process.once("SIGTERM", () => resolve());

@@ -1,9 +1,8 @@
 import path from "node:path";
 import { pino } from "pino";
-import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { startOperator } from "../../operator/index.js";
 import { openStateStore } from "../../state/index.js";
-import type { Command } from "../command.js";
+import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { stateTarget } from "../state-flags.js";
 
 export const command: Command = {
@@ -52,10 +51,7 @@ events. In both modes it probes every ModelProvider and publishes kubemoot_provi
   },
   async run(flags) {
     const target = stateTarget(flags);
-    const probeIntervalMs = Number(flags["probe-interval-ms"]);
-    if (!Number.isFinite(probeIntervalMs) || probeIntervalMs < 100) {
-      throw new KubemootError(ErrorCode.InvalidConfig, "--probe-interval-ms: expected a number ≥ 100");
-    }
+    const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
     const logger = pino({ level: String(flags["log-level"]), base: { component: "operator" } });
     const state = await openStateStore(target === "memory" ? "memory" : target.split(","), { logger });
     const op = await startOperator({

@@ -3,8 +3,7 @@ import { startSidecar } from "../../../sidecar/main.js";
 import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
-import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type { Command } from "../command.js";
+import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { stateTarget } from "../state-flags.js";
 
 export const command: Command = {
@@ -74,8 +73,8 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       typeof flags.agent === "string" ? flags.agent : undefined,
     );
     const providers = ((flags.provider as string[] | undefined) ?? []).map(parseProviderFlag);
-    const probeIntervalMs = positive("--probe-interval-ms", flags["probe-interval-ms"]);
-    const drainMs = positive("--drain-seconds", flags["drain-seconds"]) * 1000;
+    const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
+    const drainMs = numberFlag(flags, "drain-seconds", 0) * 1000;
     const logger = pino({ level: String(flags["log-level"]), base: { component: "sidecar" } });
     const proxyListen = String(flags["proxy-listen"] ?? "");
     let proxyAddress = "";
@@ -107,11 +106,3 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     return 0;
   },
 };
-
-function positive(flag: string, v: unknown): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) {
-    throw new KubemootError(ErrorCode.InvalidConfig, `${flag}: expected a number ≥ 0, got "${String(v)}"`);
-  }
-  return n;
-}

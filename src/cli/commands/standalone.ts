@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type { Command } from "../command.js";
+import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 
 export const command: Command = {
   name: "standalone",
@@ -66,7 +66,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       proxyListen: String(flags["proxy-listen"] ?? ""),
       config: schedulerConfigFromEnv(process.env, typeof flags.agent === "string" ? flags.agent : undefined),
       logger,
-      probeIntervalMs: Number(flags["probe-interval-ms"]),
+      probeIntervalMs: numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS),
     });
     process.stdout.write(
       `kubemoot-scheduler standalone: API on ${s.sidecar.api.address}${s.proxyAddress ? `, proxy on ${s.proxyAddress}` : ""} (${s.state.kind} store)\n`,
