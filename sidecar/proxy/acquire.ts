@@ -43,8 +43,9 @@ async function settle(
   await scheduler
     .release({
       ticketId: placement.ticketId,
-      // Never forwarded: a warm copy loses nothing; a cold one must not be recorded resident.
-      success: !placement.coldLoad,
+      // Never forwarded: nothing to learn about the provider.
+      success: false,
+      ran: false,
       latencyMs: 0,
       promptTokens: 0,
       promptChars: 0,

@@ -430,14 +430,16 @@ async function release(
       logger.warn({ err }, "proxy: onTruncation hook failed");
     }
   }
-  // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault)
-  // says nothing about the provider: a warm copy stays a success, a cold one must not be
-  // recorded resident, so it is released unsuccessful.
+  // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
+  // left by its client before any answer) says nothing about the provider: it is released as
+  // not run, so it neither counts as a failure nor records the model resident.
   let success: boolean;
+  let ran = true;
   let latencyMs = 0;
   let error = "";
   if (!outcome || refused) {
-    success = !p.coldLoad;
+    success = false;
+    ran = false;
     error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
   } else {
     switch (outcome.kind) {
@@ -446,7 +448,8 @@ async function release(
         latencyMs = outcome.latencyMs;
         break;
       case "failed":
-        success = outcome.providerFault ? false : !p.coldLoad;
+        success = false;
+        ran = outcome.providerFault;
         error = outcome.error.message;
         break;
       case "broken":
@@ -455,7 +458,8 @@ async function release(
         break;
       case "client-gone":
         // The provider did nothing wrong; a partial call says nothing about latency.
-        success = outcome.answered || !p.coldLoad;
+        success = outcome.answered;
+        ran = outcome.answered;
         error = "client went away";
         break;
     }
@@ -464,6 +468,7 @@ async function release(
     await scheduler.release({
       ticketId: p.ticketId,
       success,
+      ran,
       latencyMs: Math.round(latencyMs),
       promptTokens: reported,
       // A cut prompt's count would skew the learned chars-per-token ratio.

@@ -87,6 +87,12 @@ export interface ReleaseInput {
   promptChars: number;
   outputTokens: number;
   error: string;
+  /**
+   * False when the call never reached the provider (refused before forwarding, the client
+   * left first, the request was the caller's fault): the ticket is released and nothing is
+   * learned — no failure for the circuit breaker, no residency, no use. Default true.
+   */
+  ran?: boolean;
 }
 
 export interface AttributionOut {
@@ -340,10 +346,10 @@ export class Scheduler {
       if (!rec.staticFallback)
         await this.state.tickets.release({ provider: rec.provider, ticketId: rec.ticketId });
     } finally {
-      this.learn(rec, input);
+      if (input.ran !== false) this.learn(rec, input);
       this.trimRecords();
     }
-    if (!rec.staticFallback && input.success) this.afterSuccess(rec);
+    if (!rec.staticFallback && input.success && input.ran !== false) this.afterSuccess(rec);
     this.hooks.onRelease?.(publicRecord(rec));
     return true;
   }
