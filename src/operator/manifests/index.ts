@@ -2,7 +2,7 @@
 // documents into the binder's typed objects, with errors that name the file, the document,
 // the object and the field.
 export { type DocumentRef, formatIssue, type ManifestIssue } from "./fields.js";
-export { API_VERSION, DEFAULT_ARCHETYPE, DEFAULT_NAMESPACE, KINDS, type Kind } from "./kinds.js";
+export { API_VERSION, DEFAULT_ARCHETYPE, DEFAULT_NAMESPACE, KINDS, type Kind, OTHER_KINDS } from "./kinds.js";
 export {
   emptyManifestSet,
   type ManifestSet,

@@ -26,6 +26,14 @@ export const API_GROUP = "kubemoot.ai";
 export const API_VERSION = "kubemoot.ai/v1alpha1";
 export const KINDS = ["Model", "ModelProvider", "Agent", "CrewSchedulingPolicy", "MootArchetype"] as const;
 export type Kind = (typeof KINDS)[number];
+/** Kinds of our group that other readers own (fleet placement, topology): the binder skips them. */
+export const OTHER_KINDS = [
+  "ModelDeployment",
+  "InferenceCluster",
+  "InferenceClass",
+  "ModelReplica",
+  "TopologySource",
+] as const;
 
 /** Namespace of Agents and policies written without one (as kubectl would apply them). */
 export const DEFAULT_NAMESPACE = "default";

@@ -196,6 +196,14 @@ describe("parseManifests: other documents", () => {
     ]);
   });
 
+  it("skips our group's kinds that other readers own (fleet, topology), still rejects unknown ones", () => {
+    const { set, issues } = parse(
+      "apiVersion: kubemoot.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: d}\n---\napiVersion: kubemoot.ai/v1alpha1\nkind: TopologySource\nmetadata: {name: t}\n---\napiVersion: kubemoot.ai/v1alpha1\nkind: Gadget\nmetadata: {name: g}\n",
+    );
+    expect(set.skipped.map((s) => s.kind)).toEqual(["ModelDeployment", "TopologySource"]);
+    expect(issues.map((i) => i.message).join("\n")).toMatch(/unknown kind "Gadget"/);
+  });
+
   it.each([
     [
       "keyed by provider",

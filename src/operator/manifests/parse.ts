@@ -14,7 +14,7 @@ import { applyProviderStates } from "../../binding/index.js";
 import type { ProviderState } from "../../core/shapes.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { FieldReader, formatIssue, isObject, type ManifestIssue } from "./fields.js";
-import { API_GROUP, API_VERSION, KINDS, type Kind, readMetadata, readObject } from "./kinds.js";
+import { API_GROUP, API_VERSION, KINDS, type Kind, OTHER_KINDS, readMetadata, readObject } from "./kinds.js";
 import { looksLikeProviderState, readProviderStates } from "./provider-state.js";
 
 export interface SkippedDocument {
@@ -105,7 +105,11 @@ function readDocument(
     issues.push(...r.issues);
     return;
   }
-  if (apiVersion.split("/")[0] !== API_GROUP || !apiVersion.includes("/")) {
+  if (
+    apiVersion.split("/")[0] !== API_GROUP ||
+    !apiVersion.includes("/") ||
+    (apiVersion === API_VERSION && (OTHER_KINDS as readonly string[]).includes(kindText))
+  ) {
     set.skipped.push({ file, document, apiVersion, kind: kindText });
     return;
   }
