@@ -40,6 +40,8 @@ const PARSERS: Record<Api, (body: Record<string, unknown>) => CallRequest> = {
   openai: parseOpenAIChat,
 };
 
+const MAX_RETRY_AFTER_S = 60;
+
 function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number): ProxyError {
   switch (r.reason) {
     case "prompt-too-large":
@@ -56,9 +58,20 @@ function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number):
         "gpu-busy",
         r.message,
         { model: r.model, waited_ms: Math.round(waitedMs) },
-        { "retry-after": String(settings.retryAfterS) },
+        { "retry-after": String(retryAfterS(r, settings.retryAfterS)) },
       );
   }
+}
+
+/**
+ * Retry-After for gpu-busy: the planner's own estimate of when a slot frees, when it queued
+ * (rounded up, 1–60 s: a client should come back when there is room, not poll); else the
+ * configured value.
+ */
+export function retryAfterS(r: RefusalOut, fallbackS: number): number {
+  const est = r.estimatedWaitS;
+  if (est === undefined || !Number.isFinite(est) || est < 0) return fallbackS;
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(est)));
 }
 
 function schedulerError(err: unknown): ProxyError {

@@ -73,7 +73,7 @@ export interface ProxySettings {
   connectTimeoutMs: number;
   /** num_ctx handling (num-ctx.ts). Default "pin". */
   numCtxPolicy: NumCtxPolicy;
-  /** Retry-After (s) on a gpu-busy 503. Default 5. */
+  /** Retry-After (s) on a gpu-busy 503 when the planner gives no wait estimate. Default 5. */
   retryAfterS: number;
   /** Renew the ticket this often during a long call (ms). Default half the scheduler's lease. */
   renewEveryMs: number;

@@ -68,6 +68,8 @@ export interface RefusalOut {
   message: string;
   largestContext: number;
   promptTokens: number;
+  /** gpu-busy from a queue decision: the planner's estimate (s) until a slot frees. */
+  estimatedWaitS?: number;
 }
 
 export type PlaceOutcome =

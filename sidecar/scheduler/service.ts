@@ -114,6 +114,11 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
     message: r.message,
     largestContext: BigInt(Math.round(r.largestContext)),
     promptTokens: BigInt(Math.round(r.promptTokens)),
+    // An overdue call ("any moment now") estimates 0 s: report 1 ms so that 0 keeps meaning unknown.
+    estimatedWaitMs:
+      r.estimatedWaitS === undefined || !Number.isFinite(r.estimatedWaitS)
+        ? 0n
+        : BigInt(Math.max(1, Math.round(r.estimatedWaitS * 1000))),
   };
 }
 

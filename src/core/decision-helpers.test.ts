@@ -33,6 +33,10 @@ describe("§5/§6 what callers do with a decision", () => {
     expect(shouldWait(refuse("gpu-busy"))).toBe(false);
     expect(refusalOf(claim)).toBeUndefined();
   });
+  it("a queue decision carries its wait estimate; waiting for memory has none", () => {
+    expect(refusalOf(queue)?.estimatedWaitS).toBe(3);
+    expect(refusalOf(wait)?.estimatedWaitS).toBeUndefined();
+  });
   it("a call that cannot wait falls back on gpu-busy and model-too-large, never on prompt-too-large", () => {
     expect(staticFallbackAllowed(queue)).toBe(true);
     expect(staticFallbackAllowed(refuse("model-too-large"))).toBe(true);

@@ -6,7 +6,9 @@ import { gpuBusyMessage, type RefusalReason } from "./refusal.js";
 /** The refusal Place returns for a decision, or undefined for a claim. */
 export function refusalOf(
   d: Decision,
-): { reason: RefusalReason; model: string; message: string; largestContext: number } | undefined {
+):
+  | { reason: RefusalReason; model: string; message: string; largestContext: number; estimatedWaitS?: number }
+  | undefined {
   switch (d.kind) {
     case "claim":
       return undefined;
@@ -16,6 +18,7 @@ export function refusalOf(
         model: d.model,
         message: d.message || gpuBusyMessage(d.model),
         largestContext: 0,
+        estimatedWaitS: d.estimatedWaitS,
       };
     case "wait-for-memory":
       return { reason: "gpu-busy", model: d.model, message: d.message, largestContext: 0 };

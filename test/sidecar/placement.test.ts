@@ -249,6 +249,11 @@ describe("queue or unload", () => {
     const r = await place({ candidates: cands(["big:20b", 65], ["qwen3:14b", 60]) });
     expect(r.result).toBe("refusal");
     expect(r.refusal.reason).toBe("REASON_GPU_BUSY");
+    // The queue decision says when the busy 14b call should end: within the learned call time
+    // (1 ms when that call is already overdue; 0 would mean no estimate).
+    const est = Number(r.refusal.estimatedWaitMs);
+    expect(est).toBeGreaterThan(0);
+    expect(est).toBeLessThan(30_000);
     expect(await residentAt("duo")).toEqual(["qwen3:14b", "qwen3:8b"]);
     await runAndRelease(busy.placement);
   });
