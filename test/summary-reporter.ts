@@ -14,8 +14,11 @@ export default class SummaryReporter implements Reporter {
         else if (state === "failed") failed++;
         else skipped++;
       }
-      // A file that failed to load has no tests but must still count as a failure.
-      if (mod.state() === "failed" && [...mod.children.allTests()].length === 0) failed++;
+      // A file that failed to load (or whose beforeAll threw: its tests are marked skipped)
+      // must still count as a failure.
+      if (mod.state() === "failed" && ![...mod.children.allTests()].some((t) => t.result().state === "failed")) {
+        failed++;
+      }
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
   }
