@@ -1,6 +1,11 @@
 // The sidecar's scheduling configuration: the KUBEMOOT_* variables of the specs, each with a
 // documented default, validated at start with a message that names the variable.
-import { type Candidate, parseCandidates } from "../../src/core/index.js";
+import {
+  type Candidate,
+  type CostWeights,
+  DEFAULT_COST_WEIGHTS,
+  parseCandidates,
+} from "../../src/core/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 
 export interface StaticBinding {
@@ -31,6 +36,11 @@ export interface SchedulerConfig {
   heldPlanTtlMs: number;
   /** How many times Place re-plans after a lost claim before answering gpu-busy; default 4. */
   claimReplans: number;
+  /**
+   * KUBEMOOT_COST_WEIGHTS, e.g. `contention=2,bestFit=25`: overrides of the placement cost's
+   * weights (spec/placement.md §4); absent = the spec's defaults.
+   */
+  costWeights?: Partial<CostWeights>;
 }
 
 export const SCHEDULER_ENV = {
@@ -47,6 +57,7 @@ export const SCHEDULER_ENV = {
   staticEndpoint: "KUBEMOOT_MODEL_ENDPOINT",
   triageModel: "KUBEMOOT_TRIAGE_MODEL_MODEL_ID",
   triageEndpoint: "KUBEMOOT_TRIAGE_MODEL_ENDPOINT",
+  costWeights: "KUBEMOOT_COST_WEIGHTS",
 } as const;
 
 const AGENT_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-zA-Z0-9]([-a-zA-Z0-9._]*[a-zA-Z0-9])?$/;
@@ -95,6 +106,27 @@ function staticVar(env: NodeJS.ProcessEnv, modelVar: string, endpointVar: string
   return { model, endpoint };
 }
 
+/** `name=value` pairs over the keys of CostWeights; each value a finite number ≥ 0. */
+export function parseCostWeights(raw: string, name = SCHEDULER_ENV.costWeights): Partial<CostWeights> {
+  const out: Partial<CostWeights> = {};
+  const keys = Object.keys(DEFAULT_COST_WEIGHTS) as (keyof CostWeights)[];
+  for (const part of raw.split(",")) {
+    const item = part.trim();
+    if (item === "") continue;
+    const eq = item.indexOf("=");
+    const key = (eq < 0 ? item : item.slice(0, eq)).trim();
+    if (!(keys as string[]).includes(key)) {
+      throw invalid(name, `unknown weight "${key}", expected one of ${keys.join(", ")}`);
+    }
+    const value = eq < 0 ? Number.NaN : Number(item.slice(eq + 1).trim());
+    if (!Number.isFinite(value) || value < 0) {
+      throw invalid(name, `${key}: expected a number ≥ 0, got "${eq < 0 ? "" : item.slice(eq + 1).trim()}"`);
+    }
+    out[key as keyof CostWeights] = value;
+  }
+  return out;
+}
+
 /** Reads and validates the configuration; `agentFlag` (--agent) wins over the env pair. */
 export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: string): SchedulerConfig {
   let agent = agentFlag?.trim() ?? "";
@@ -125,5 +157,8 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
     staticTriage: staticVar(env, SCHEDULER_ENV.triageModel, SCHEDULER_ENV.triageEndpoint),
     heldPlanTtlMs: 3 * 60_000,
     claimReplans: 4,
+    ...(env[SCHEDULER_ENV.costWeights]?.trim()
+      ? { costWeights: parseCostWeights(env[SCHEDULER_ENV.costWeights] ?? "") }
+      : {}),
   };
 }

@@ -9,6 +9,7 @@ import {
   type CharsPerToken,
   CLOSED_CIRCUIT,
   type ClaimDecision,
+  DEFAULT_COST_WEIGHTS,
   type Decision,
   estimateTokens,
   heldPlanUsable,
@@ -16,6 +17,7 @@ import {
   indexSnapshot,
   learnCharsPerToken,
   NO_SUCCESS_SAMPLES,
+  type PlannerOptions,
   type ProviderHealth,
   plan,
   recordFailure,
@@ -197,6 +199,8 @@ export class Scheduler {
   private readonly background = new Set<Promise<void>>();
   private closed = false;
 
+  private readonly plannerOptions: Partial<PlannerOptions>;
+
   constructor(o: SchedulerOptions) {
     this.state = o.state;
     this.cfg = o.config;
@@ -204,6 +208,9 @@ export class Scheduler {
     this.now = o.now ?? Date.now;
     this.hooks = o.hooks ?? {};
     this.capacity = o.attributionCapacity ?? DEFAULT_ATTRIBUTION_CAPACITY;
+    this.plannerOptions = o.config.costWeights
+      ? { weights: { ...DEFAULT_COST_WEIGHTS, ...o.config.costWeights } }
+      : {};
   }
 
   get config(): SchedulerConfig {
@@ -467,14 +474,17 @@ export class Scheduler {
       this.state.demand.snapshot(),
     ]);
     const nowMs = this.now();
-    return indexSnapshot({
-      providers,
-      tickets: flatten(tickets),
-      residencies: flatten(residencies),
-      demand: aggregateDemand(demand.entries, nowMs),
-      health: this.health,
-      nowMs,
-    });
+    return indexSnapshot(
+      {
+        providers,
+        tickets: flatten(tickets),
+        residencies: flatten(residencies),
+        demand: aggregateDemand(demand.entries, nowMs),
+        health: this.health,
+        nowMs,
+      },
+      this.plannerOptions,
+    );
   }
 
   /** Claims the decision's ticket; on success unloads planned victims. Undefined = lost. */

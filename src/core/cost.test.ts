@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type CostInput, costBreakdown, costOf } from "./cost.js";
+import { type CostInput, costBreakdown, costOf, DEFAULT_COST_WEIGHTS } from "./cost.js";
 import { usableMiB } from "./vram.js";
 
 const U5090 = usableMiB(32605); // 28693
@@ -49,6 +49,13 @@ describe("§4 each term", () => {
   it("contention = active / max(maxParallel, 1)", () => {
     expect(costBreakdown(input({ active: 3, maxParallel: 4 })).contention).toBe(0.75);
     expect(costBreakdown(input({ active: 3, maxParallel: 0 })).contention).toBe(3);
+  });
+  it("a configured contention weight multiplies the term (default 1, the spec's table)", () => {
+    const w = { ...DEFAULT_COST_WEIGHTS, contention: 2 };
+    const c = input({ active: 3, maxParallel: 4 });
+    expect(costBreakdown(c, w).contention).toBe(1.5);
+    expect(costOf(c, w)).toBeCloseTo(costBreakdown(c, w).total, 12);
+    expect(costOf(c, w) - costOf(c)).toBeCloseTo(0.75, 12);
   });
   it("reliability = 0.5·(1 − successRate)", () => {
     expect(costBreakdown(input({ successRate: 0.6 })).reliability).toBeCloseTo(0.2, 12);

@@ -11,6 +11,8 @@ import {
 
 /** The cost weights (points); configuration may override any of them. */
 export interface CostWeights {
+  /** Multiplies `active / max(maxParallel, 1)`; the spec's table has it at 1. */
+  contention: number;
   reliability: number;
   spill: number;
   coldLoad: number;
@@ -20,6 +22,7 @@ export interface CostWeights {
 }
 
 export const DEFAULT_COST_WEIGHTS: CostWeights = Object.freeze({
+  contention: 1,
   reliability: COST_RELIABILITY_WEIGHT,
   spill: COST_SPILL,
   coldLoad: COST_COLD_LOAD,
@@ -59,7 +62,7 @@ export interface CostBreakdown {
 
 export function costBreakdown(c: CostInput, w: CostWeights = DEFAULT_COST_WEIGHTS): CostBreakdown {
   const F = Number.isFinite(c.footprintMiB) && c.footprintMiB > 0 ? c.footprintMiB : 0;
-  const contention = Math.max(0, c.active) / Math.max(c.maxParallel, 1);
+  const contention = (w.contention * Math.max(0, c.active)) / Math.max(c.maxParallel, 1);
   const reliability = w.reliability * (1 - Math.min(1, Math.max(0, c.successRate)));
   const spill = c.publishedResidentMiB > c.usableMiB ? w.spill : 0;
   const load = c.warm ? 0 : w.coldLoad;
@@ -83,7 +86,7 @@ export function costBreakdown(c: CostInput, w: CostWeights = DEFAULT_COST_WEIGHT
 /** The total cost (points): the same terms as costBreakdown, summed without allocating. */
 export function costOf(c: CostInput, w: CostWeights = DEFAULT_COST_WEIGHTS): number {
   const F = Number.isFinite(c.footprintMiB) && c.footprintMiB > 0 ? c.footprintMiB : 0;
-  let total = Math.max(0, c.active) / Math.max(c.maxParallel, 1);
+  let total = (w.contention * Math.max(0, c.active)) / Math.max(c.maxParallel, 1);
   total += w.reliability * (1 - Math.min(1, Math.max(0, c.successRate)));
   if (c.publishedResidentMiB > c.usableMiB) total += w.spill;
   if (!c.warm) {
