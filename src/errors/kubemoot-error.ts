@@ -18,6 +18,8 @@ export const ErrorCode = {
   NotFound: "KUBEMOOT_NOT_FOUND",
   /** An inference provider failed or could not be reached. */
   ProviderFailure: "KUBEMOOT_PROVIDER_FAILURE",
+  /** An external inventory source (a topology webhook) failed or could not be read. */
+  SourceUnavailable: "KUBEMOOT_SOURCE_UNAVAILABLE",
   /** An operation ran out of time. */
   Timeout: "KUBEMOOT_TIMEOUT",
   /** The process is shutting down and takes no new work. */

@@ -167,7 +167,7 @@ describe("webhook arm over real HTTPS", () => {
 
   it("refuses 1 MiB + 1 byte announced by Content-Length", async () => {
     const err = await failureOf(fetchWebhookSnapshot(options("/over-with-length")));
-    expect(err.code).toBe(ErrorCode.ProviderFailure);
+    expect(err.code).toBe(ErrorCode.SourceUnavailable);
     expect(err.message).toBe(
       `webhook ${server.url("/over-with-length")} body of ${MAX_SNAPSHOT_BYTES + 1} bytes is over the ${MAX_SNAPSHOT_BYTES}-byte limit`,
     );
@@ -175,14 +175,14 @@ describe("webhook arm over real HTTPS", () => {
 
   it("refuses 1 MiB + 1 byte sent without Content-Length, stopping the read", async () => {
     const err = await failureOf(fetchWebhookSnapshot(options("/over-chunked")));
-    expect(err.code).toBe(ErrorCode.ProviderFailure);
+    expect(err.code).toBe(ErrorCode.SourceUnavailable);
     expect(err.message).toContain(`is over the ${MAX_SNAPSHOT_BYTES}-byte limit; stopped reading`);
   });
 
   it("fails on a 302 naming the status, and never requests the redirect target", async () => {
     const before = server.requests.length;
     const err = await failureOf(fetchWebhookSnapshot(options("/redirect")));
-    expect(err.code).toBe(ErrorCode.ProviderFailure);
+    expect(err.code).toBe(ErrorCode.SourceUnavailable);
     expect(err.message).toContain("answered 302 (a redirect); redirects are not followed");
     expect(err.message).not.toContain(TOKEN);
     expect(server.requests.slice(before).map((r) => r.path)).toEqual(["/redirect"]);
@@ -222,7 +222,7 @@ describe("webhook arm over real HTTPS", () => {
   it("refuses a server whose certificate the CA bundle does not sign", async () => {
     const before = server.requests.length;
     const err = await failureOf(fetchWebhookSnapshot(options("/snapshot", { caBundle: pki.otherCaCert })));
-    expect(err.code).toBe(ErrorCode.ProviderFailure);
+    expect(err.code).toBe(ErrorCode.SourceUnavailable);
     expect(err.message).toMatch(/server certificate not trusted \([A-Z_]+\)/);
     // The handshake failed, so no request (and no token) reached the server.
     expect(server.requests.length).toBe(before);
@@ -388,7 +388,7 @@ describe("webhook arm with mTLS", () => {
         readSecret,
       }),
     );
-    expect(err.code).toBe(ErrorCode.ProviderFailure);
+    expect(err.code).toBe(ErrorCode.SourceUnavailable);
     expect(err.message).toContain("request failed");
     expect(err.message).not.toContain(TOKEN);
     expect(server.requests.length).toBe(before);

@@ -167,7 +167,7 @@ function headerText(v: string | string[] | undefined): string | undefined {
 }
 
 function failure(message: string, field: string, cause?: unknown): KubemootError {
-  return new KubemootError(ErrorCode.ProviderFailure, message, { field, cause });
+  return new KubemootError(ErrorCode.SourceUnavailable, message, { field, cause });
 }
 
 function mapError(
