@@ -55,6 +55,7 @@ describe("CRD files", () => {
       "kubemoot.ai_modelproviders.yaml",
       "kubemoot.ai_models.yaml",
       "kubemoot.ai_mootarchetypes.yaml",
+      "kubemoot.ai_topologysources.yaml",
     ]);
   });
 
@@ -64,6 +65,7 @@ describe("CRD files", () => {
     ["Agent", "Namespaced"],
     ["CrewSchedulingPolicy", "Namespaced"],
     ["MootArchetype", "Cluster"],
+    ["TopologySource", "Cluster"],
   ])(
     "%s: kubemoot.ai/v1alpha1, %s, status subresource, printer columns, structural schema",
     (kind, scope) => {
@@ -102,8 +104,8 @@ describe("documents we ship pass the CRDs", () => {
         checked++;
       }
     }
-    // dev 2 + prod 6 + crew 5 + consent-3 1
-    expect(checked).toBe(14);
+    // dev 2 + prod 6 + crew 5 + consent-3 1 + topology 1
+    expect(checked).toBe(15);
   });
 
   it("the chart's consent-3 is the binder's built-in archetype", () => {

@@ -47,6 +47,19 @@ export interface KubeApi {
   jsonPatchDeployment(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject>;
   /** Creates a core/v1 Event. */
   createEvent(namespace: string, event: CoreV1Event): Promise<void>;
+  /** Creates one of our custom objects (fleet placement writes ModelReplicas, ModelProviders). */
+  createObject(r: ResourceType, namespace: string | undefined, body: KubeObject): Promise<KubeObject>;
+  /** JSON merge patch of a custom object's main resource (spec, metadata). */
+  mergePatchObject(
+    r: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: object,
+  ): Promise<KubeObject>;
+  /** Reads a Secret (topology webhook credentials); undefined when it does not exist. */
+  readSecret(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** Deletes a custom object; a 404 is the caller's to ignore. */
+  deleteObject(r: ResourceType, namespace: string | undefined, name: string): Promise<void>;
 }
 
 export const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -64,6 +77,14 @@ export class ClientNodeKubeApi implements KubeApi {
   }
 
   async list(r: ResourceType, namespace?: string): Promise<KubeList> {
+    if (r.kind === RESOURCES.Node.kind) return (await this.core.listNode()) as unknown as KubeList;
+    if (r.kind === RESOURCES.ConfigMap.kind) {
+      const list =
+        namespace === undefined
+          ? await this.core.listConfigMapForAllNamespaces()
+          : await this.core.listNamespacedConfigMap({ namespace });
+      return list as unknown as KubeList;
+    }
     if (r.kind === RESOURCES.Deployment.kind) {
       const list =
         namespace === undefined
@@ -113,6 +134,50 @@ export class ClientNodeKubeApi implements KubeApi {
 
   async createEvent(namespace: string, event: CoreV1Event): Promise<void> {
     await this.core.createNamespacedEvent({ namespace, body: event });
+  }
+
+  async createObject(r: ResourceType, namespace: string | undefined, body: KubeObject): Promise<KubeObject> {
+    const base = { group: r.group, version: r.version, plural: r.plural, body, fieldManager: FIELD_MANAGER };
+    const out: unknown =
+      r.namespaced && namespace !== undefined
+        ? await this.custom.createNamespacedCustomObject({ ...base, namespace })
+        : await this.custom.createClusterCustomObject(base);
+    return out as KubeObject;
+  }
+
+  async mergePatchObject(
+    r: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: object,
+  ): Promise<KubeObject> {
+    const base = { group: r.group, version: r.version, plural: r.plural, name, body: patch };
+    const out: unknown =
+      r.namespaced && namespace !== undefined
+        ? await this.custom.patchNamespacedCustomObject(
+            { ...base, namespace, fieldManager: FIELD_MANAGER },
+            MERGE_PATCH,
+          )
+        : await this.custom.patchClusterCustomObject({ ...base, fieldManager: FIELD_MANAGER }, MERGE_PATCH);
+    return out as KubeObject;
+  }
+
+  async readSecret(namespace: string, name: string): Promise<KubeObject | undefined> {
+    try {
+      return (await this.core.readNamespacedSecret({ namespace, name })) as unknown as KubeObject;
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async deleteObject(r: ResourceType, namespace: string | undefined, name: string): Promise<void> {
+    const base = { group: r.group, version: r.version, plural: r.plural, name };
+    if (r.namespaced && namespace !== undefined) {
+      await this.custom.deleteNamespacedCustomObject({ ...base, namespace });
+    } else {
+      await this.custom.deleteClusterCustomObject(base);
+    }
   }
 }
 

@@ -26,11 +26,14 @@ export { type InformerEvent, type InformerOptions, ResilientInformer } from "./i
 export { jsonEqual, mergePatchDiff } from "./merge-patch.js";
 export { type ConvertedObjects, convertObjects, formatObjectIssue, type ObjectIssue } from "./objects.js";
 export {
+  BINDER_KINDS,
   collectionPath,
+  FLEET_WATCH_KINDS,
   RESOURCE_KINDS,
   RESOURCES,
   type ResourceKind,
   type ResourceType,
+  TOPOLOGY_WATCH_KINDS,
 } from "./resources.js";
 export { KubernetesBindingSink, type KubernetesSinkOptions } from "./sink.js";
 export { DEFAULT_PROBED_AT_REFRESH_MS } from "./status.js";

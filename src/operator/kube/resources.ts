@@ -36,11 +36,72 @@ export const RESOURCES = {
     namespaced: false,
   },
   Deployment: { kind: "Deployment", group: "apps", version: "v1", plural: "deployments", namespaced: true },
+  // Fleet placement (spec/fleet.md); watched only when the operator runs with --fleet.
+  ModelDeployment: {
+    kind: "ModelDeployment",
+    group: API_GROUP,
+    version: CRD_VERSION,
+    plural: "modeldeployments",
+    namespaced: true,
+  },
+  InferenceCluster: {
+    kind: "InferenceCluster",
+    group: API_GROUP,
+    version: CRD_VERSION,
+    plural: "inferenceclusters",
+    namespaced: false,
+  },
+  InferenceClass: {
+    kind: "InferenceClass",
+    group: API_GROUP,
+    version: CRD_VERSION,
+    plural: "inferenceclasses",
+    namespaced: false,
+  },
+  ModelReplica: {
+    kind: "ModelReplica",
+    group: API_GROUP,
+    version: CRD_VERSION,
+    plural: "modelreplicas",
+    namespaced: true,
+  },
+  // Topology sources (spec/topology.md); watched only when the operator runs with --topology.
+  TopologySource: {
+    kind: "TopologySource",
+    group: API_GROUP,
+    version: CRD_VERSION,
+    plural: "topologysources",
+    namespaced: false,
+  },
+  Node: { kind: "Node", group: "", version: "v1", plural: "nodes", namespaced: false },
+  ConfigMap: { kind: "ConfigMap", group: "", version: "v1", plural: "configmaps", namespaced: true },
 } as const satisfies Record<string, ResourceType>;
 
 export type ResourceKind = keyof typeof RESOURCES;
 
 export const RESOURCE_KINDS = Object.keys(RESOURCES) as ResourceKind[];
+
+/** What the binder watches (the default of a KubeStore). */
+export const BINDER_KINDS: readonly ResourceKind[] = [
+  "Model",
+  "ModelProvider",
+  "Agent",
+  "CrewSchedulingPolicy",
+  "MootArchetype",
+  "Deployment",
+];
+
+/** What the TopologySource controller watches (Secrets are read on demand, never cached). */
+export const TOPOLOGY_WATCH_KINDS: readonly ResourceKind[] = ["TopologySource", "Node", "ConfigMap"];
+
+/** What fleet placement watches: its inputs, and the ModelProviders it writes. */
+export const FLEET_WATCH_KINDS: readonly ResourceKind[] = [
+  "ModelDeployment",
+  "InferenceCluster",
+  "InferenceClass",
+  "ModelReplica",
+  "ModelProvider",
+];
 
 export function apiVersionOf(r: ResourceType): string {
   return r.group === "" ? r.version : `${r.group}/${r.version}`;

@@ -11,12 +11,14 @@ import { type Logger, silentLogger } from "../sources/types.js";
 import type { BackoffOptions } from "./backoff.js";
 import { ClientNodeKubeApi, type KubeApi, type KubeObject } from "./client.js";
 import { type InformerEvent, ResilientInformer } from "./informer.js";
-import { collectionPath, RESOURCE_KINDS, RESOURCES, type ResourceKind } from "./resources.js";
+import { BINDER_KINDS, collectionPath, RESOURCES, type ResourceKind } from "./resources.js";
 
 export interface KubeStoreOptions {
   kubeConfig: KubeConfig;
   /** The API calls; default: client-node over kubeConfig. */
   api?: KubeApi;
+  /** The kinds to watch; default the binder's (BINDER_KINDS). */
+  kinds?: readonly ResourceKind[];
   /** Watch only these namespaces (cluster-scoped kinds are always watched cluster-wide). */
   namespaces?: readonly string[];
   backoff?: BackoffOptions;
@@ -42,7 +44,7 @@ export class KubeStore {
   constructor(o: KubeStoreOptions) {
     this.api = o.api ?? new ClientNodeKubeApi(o.kubeConfig);
     const log = o.logger ?? silentLogger;
-    for (const kind of RESOURCE_KINDS) {
+    for (const kind of o.kinds ?? BINDER_KINDS) {
       const r = RESOURCES[kind];
       const scopes: (string | undefined)[] =
         r.namespaced && o.namespaces?.length ? [...o.namespaces] : [undefined];

@@ -53,3 +53,4 @@ export {
   type WebhookFetchOptions,
   type WebhookSnapshotBody,
 } from "./webhook.js";
+export { TopologySourceController, type TopologySourceControllerOptions } from "./controller.js";

@@ -1,0 +1,98 @@
+// A small typed reader over one parsed document: each method returns the value or undefined
+// and records an issue naming the field (the same shape as the operator's manifest issues,
+// so the CLI formats both alike).
+import type { ManifestIssue } from "../operator/manifests/index.js";
+
+export type Json = Record<string, unknown>;
+
+export interface DocRef {
+  file: string;
+  document: number;
+  kind?: string;
+  object?: string;
+}
+
+export class Reader {
+  constructor(
+    readonly doc: DocRef,
+    readonly issues: ManifestIssue[],
+  ) {}
+
+  fail(field: string, message: string): undefined {
+    this.issues.push({ ...this.doc, field, message });
+    return undefined;
+  }
+
+  object(parent: Json | undefined, key: string, path: string, required = false): Json | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return required ? this.fail(path, "required") : undefined;
+    if (!isObject(v)) return this.fail(path, `expected an object, got ${describe(v)}`);
+    return v;
+  }
+
+  string(parent: Json | undefined, key: string, path: string, required = false): string | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return required ? this.fail(path, "required") : undefined;
+    if (typeof v !== "string") return this.fail(path, `expected a string, got ${describe(v)}`);
+    if (required && v === "") return this.fail(path, "must not be empty");
+    return v;
+  }
+
+  integer(parent: Json | undefined, key: string, path: string, min: number, max: number): number | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) {
+      return this.fail(path, `expected an integer in ${min}..${max}, got ${describe(v)}`);
+    }
+    return v;
+  }
+
+  boolean(parent: Json | undefined, key: string, path: string): boolean | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "boolean") return this.fail(path, `expected true or false, got ${describe(v)}`);
+    return v;
+  }
+
+  list(parent: Json | undefined, key: string, path: string): unknown[] | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v)) return this.fail(path, `expected a list, got ${describe(v)}`);
+    return v;
+  }
+
+  stringMap(parent: Json | undefined, key: string, path: string): Record<string, string> | undefined {
+    const v = this.object(parent, key, path);
+    if (!v) return undefined;
+    const out: Record<string, string> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x !== "string") {
+        this.fail(`${path}["${k}"]`, `expected a string, got ${describe(x)} (quote it)`);
+        continue;
+      }
+      out[k] = x;
+    }
+    return out;
+  }
+}
+
+export function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return JSON.stringify(v);
+  return `${typeof v} ${String(v)}`;
+}
+
+/** Go-style durations ("30s", "5m", "1h30m", "250ms") in milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]!]!;
+  return total;
+}
