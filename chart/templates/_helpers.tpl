@@ -1,0 +1,88 @@
+{{/* Names, labels and images, after `helm create`'s conventions. */}}
+
+{{- define "kubemoot.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name: names every object of this chart (63 characters at most). */}}
+{{- define "kubemoot.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "kubemoot.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kubemoot.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubemoot.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "kubemoot.labels" -}}
+helm.sh/chart: {{ include "kubemoot.chart" . }}
+{{ include "kubemoot.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kubemoot
+{{- end }}
+
+{{- define "kubemoot.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kubemoot.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "kubemoot.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "kubemoot.sidecarImage" -}}
+{{- $repo := default .Values.image.repository .Values.sidecar.image.repository }}
+{{- $tag := default (default .Chart.AppVersion .Values.image.tag) .Values.sidecar.image.tag }}
+{{- printf "%s:%s" $repo $tag }}
+{{- end }}
+
+{{- define "kubemoot.webhookName" -}}
+{{- printf "%s-webhook" (include "kubemoot.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kubemoot.webhookTlsSecret" -}}
+{{- printf "%s-webhook-tls" (include "kubemoot.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kubemoot.modelNamespace" -}}
+{{- default .Release.Namespace .Values.modelNamespace }}
+{{- end }}
+
+{{/* The NATS settings shared by the operator and (through its config) every sidecar. */}}
+{{- define "kubemoot.natsEnv" -}}
+- name: KUBEMOOT_NATS_URL
+  value: {{ .Values.nats.url | quote }}
+- name: KUBEMOOT_KV_REPLICAS
+  value: {{ .Values.nats.bucketReplicas | quote }}
+{{- if .Values.nats.credentials.secretName }}
+- name: KUBEMOOT_NATS_CREDS
+  value: /etc/kubemoot/nats-creds/{{ .Values.nats.credentials.key }}
+{{- end }}
+{{- if .Values.nats.tls.enabled }}
+- name: KUBEMOOT_NATS_TLS_CA
+  value: /etc/kubemoot/nats-tls/{{ .Values.nats.tls.caKey }}
+{{- if .Values.nats.tls.certKey }}
+- name: KUBEMOOT_NATS_TLS_CERT
+  value: /etc/kubemoot/nats-tls/{{ .Values.nats.tls.certKey }}
+- name: KUBEMOOT_NATS_TLS_KEY
+  value: /etc/kubemoot/nats-tls/{{ .Values.nats.tls.keyKey }}
+{{- end }}
+{{- end }}
+{{- end }}

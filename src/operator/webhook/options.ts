@@ -1,0 +1,149 @@
+// What the injected sidecar looks like: image, ports, probes, resources, drain period and the
+// shared settings every sidecar gets (NATS URL, log level, extra env). The chart renders these
+// as JSON into a ConfigMap that the operator reads (`--webhook-config FILE`), so a change of
+// values rolls out through the operator, not through every agent's manifest.
+import { invalidArgument } from "../../errors/index.js";
+import { isPlainObject } from "../kube/merge-patch.js";
+
+export const SIDECAR_CONTAINER_NAME = "kubemoot-sidecar";
+export const INJECT_LABEL = "kubemoot.ai/inject";
+/** Why injection did or did not happen, written on every pod the webhook looked at. */
+export const STATUS_ANNOTATION = "kubemoot.ai/sidecar-injection";
+/** Namespaces the webhook never mutates, whatever their labels (also excluded by the chart). */
+export const PROTECTED_NAMESPACES: readonly string[] = ["kube-system", "kube-public", "kube-node-lease"];
+
+export interface EnvVar {
+  name: string;
+  value: string;
+}
+
+export interface ResourceRequirements {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+export interface InjectionOptions {
+  image: string;
+  imagePullPolicy: "Always" | "IfNotPresent" | "Never";
+  /**
+   * The API port. The sidecar listens on all interfaces: the kubelet's gRPC probes connect
+   * to the pod IP, not to localhost.
+   */
+  apiPort: number;
+  /** The Ollama/OpenAI proxy port; bound to 127.0.0.1 (only the pod's containers use it). */
+  proxyPort: number;
+  /** --drain-seconds: the longest wait for in-flight calls at shutdown. */
+  drainSeconds: number;
+  natsUrl: string;
+  logLevel: string;
+  resources: ResourceRequirements;
+  /** Extra variables for every sidecar (e.g. KUBEMOOT_TICKET_LEASE_SECONDS). */
+  extraEnv: EnvVar[];
+  /** Run as this user (the image's `node` user is 1000). */
+  runAsUser: number;
+}
+
+export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
+  image: "ghcr.io/kubemoot/kubemoot-scheduler:0.1.0",
+  imagePullPolicy: "IfNotPresent",
+  apiPort: 50051,
+  proxyPort: 11434,
+  drainSeconds: 20,
+  natsUrl: "",
+  logLevel: "info",
+  resources: { requests: { cpu: "50m", memory: "96Mi" }, limits: { memory: "256Mi" } },
+  extraEnv: [],
+  runAsUser: 1000,
+};
+
+const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
+
+function port(v: unknown, field: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
+    throw invalidArgument(field, `expected a port number (1-65535), got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+function str(v: unknown, field: string): string {
+  if (typeof v !== "string") throw invalidArgument(field, `expected a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function quantities(v: unknown, field: string): Record<string, string> {
+  if (!isPlainObject(v)) throw invalidArgument(field, "expected a map of resource quantities");
+  const out: Record<string, string> = {};
+  for (const [k, q] of Object.entries(v)) {
+    if (typeof q !== "string" && typeof q !== "number") {
+      throw invalidArgument(`${field}.${k}`, "expected a quantity such as 100m or 128Mi");
+    }
+    out[k] = String(q);
+  }
+  return out;
+}
+
+/** Options from the chart's JSON (every key optional; unknown keys are an error, to catch typos). */
+export function parseInjectionOptions(raw: unknown, source = "webhook config"): InjectionOptions {
+  if (!isPlainObject(raw)) throw invalidArgument(source, "expected a JSON object");
+  const o: InjectionOptions = { ...DEFAULT_INJECTION_OPTIONS };
+  for (const [k, v] of Object.entries(raw)) {
+    const field = `${source}: ${k}`;
+    switch (k) {
+      case "image":
+        o.image = str(v, field);
+        if (o.image === "") throw invalidArgument(field, "must not be empty");
+        break;
+      case "imagePullPolicy":
+        if (!PULL_POLICIES.includes(v as (typeof PULL_POLICIES)[number])) {
+          throw invalidArgument(field, `expected one of ${PULL_POLICIES.join(", ")}`);
+        }
+        o.imagePullPolicy = v as InjectionOptions["imagePullPolicy"];
+        break;
+      case "apiPort":
+        o.apiPort = port(v, field);
+        break;
+      case "proxyPort":
+        o.proxyPort = port(v, field);
+        break;
+      case "drainSeconds":
+        if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
+          throw invalidArgument(field, "expected a whole number of seconds ≥ 0");
+        }
+        o.drainSeconds = v;
+        break;
+      case "natsUrl":
+        o.natsUrl = str(v, field);
+        break;
+      case "logLevel":
+        o.logLevel = str(v, field);
+        break;
+      case "runAsUser":
+        if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+          throw invalidArgument(field, "expected a non-root user id (≥ 1)");
+        }
+        o.runAsUser = v;
+        break;
+      case "resources": {
+        if (!isPlainObject(v)) throw invalidArgument(field, "expected {requests, limits}");
+        const r: ResourceRequirements = {};
+        if (v.requests !== undefined) r.requests = quantities(v.requests, `${field}.requests`);
+        if (v.limits !== undefined) r.limits = quantities(v.limits, `${field}.limits`);
+        o.resources = r;
+        break;
+      }
+      case "extraEnv":
+        if (!Array.isArray(v)) throw invalidArgument(field, "expected a list of {name, value}");
+        o.extraEnv = v.map((e, i) => {
+          if (!isPlainObject(e) || typeof e.name !== "string" || e.name === "") {
+            throw invalidArgument(`${field}[${i}]`, "expected {name, value}");
+          }
+          return { name: e.name, value: str(e.value ?? "", `${field}[${i}].value`) };
+        });
+        break;
+      default:
+        throw invalidArgument(field, "unknown setting");
+    }
+  }
+  if (o.apiPort === o.proxyPort) throw invalidArgument(`${source}: proxyPort`, "must differ from apiPort");
+  return o;
+}
