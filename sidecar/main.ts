@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
-import { type KvStore, openStateStore, type StateStore } from "../src/state/index.js";
+import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
 import { type ApiServer, startApiServer } from "./api/server.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
@@ -30,6 +30,8 @@ export interface SidecarOptions {
   probeIntervalMs?: number;
   /** Longest a shutdown waits for in-flight calls (ms); default 20 000. */
   drainMs?: number;
+  /** More shared-state options (NATS credentials/TLS, bucket replicas). */
+  stateOptions?: Pick<StateStoreOptions, "nats" | "replicas">;
   /** Starts extra servers on the running scheduler (the local proxy). */
   extras?: (ctx: SidecarContext) => Promise<{ close(drainMs: number): Promise<void> }>;
 }
@@ -70,6 +72,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
         ? "memory"
         : o.state.split(",").map((s) => s.trim());
   const state = await openStateStore(target, {
+    ...o.stateOptions,
     logger: log,
     ticketLeaseMs: o.config.leaseS * 1000,
     ...(o.config.agent ? { holderId: `${o.config.agent}@${process.pid}` } : {}),

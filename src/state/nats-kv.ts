@@ -1,6 +1,8 @@
 // The KV interface on NATS JetStream KV (@nats-io/kv). Revisions are stream sequences; CAS is
 // JetStream's expected-last-subject-sequence. While the connection is down every operation
 // fails at once with StateUnavailable ("NATS unavailable") instead of waiting for a timeout.
+
+import { readFile } from "node:fs/promises";
 import {
   JetStreamApiError,
   type JetStreamClient,
@@ -12,6 +14,7 @@ import { type KV, Kvm, KvWatchInclude, type KvEntry as NatsKvEntry } from "@nats
 import {
   connect,
   createInbox,
+  credsAuthenticator,
   headers,
   type Msg,
   type MsgHdrs,
@@ -47,6 +50,10 @@ export interface NatsKvOptions {
   reconnectWaitMs?: number;
   /** Timeout of the first connection (ms); default 3000. */
   connectTimeoutMs?: number;
+  /** A NATS credentials file (JWT + nkey seed), e.g. mounted from a Secret. */
+  credsFile?: string;
+  /** TLS: a CA bundle to trust, and a client certificate and key for mutual TLS (file paths). */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
 /** JetStream error codes of a failed expected-last-sequence check. */
@@ -73,7 +80,10 @@ class NatsConnectionStatus implements KvConnection {
 export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore> {
   let nc: NatsConnection;
   try {
+    const creds = options.credsFile !== undefined ? await readFile(options.credsFile) : undefined;
     nc = await connect({
+      ...(creds ? { authenticator: credsAuthenticator(new Uint8Array(creds)) } : {}),
+      ...(options.tls ? { tls: { ...options.tls } } : {}),
       servers: options.servers,
       name: options.name ?? "kubemoot-scheduler",
       timeout: options.connectTimeoutMs ?? 3000,

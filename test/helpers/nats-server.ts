@@ -62,6 +62,8 @@ export interface NatsServerOptions {
   cluster?: { name: string; serverName: string; port: number; routes: string[] };
   /** How long to wait for readiness (ms); default 15000. */
   readyTimeoutMs?: number;
+  /** More command-line arguments (e.g. --tls ...). */
+  extraArgs?: string[];
 }
 
 export class NatsServer {
@@ -157,6 +159,7 @@ export class NatsServer {
         c.routes.join(","),
       );
     }
+    args.push(...(this.options.extraArgs ?? []));
     const proc = spawn(natsServerBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     proc.stderr?.on("data", (d: Buffer) => {

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import type { TestPki } from "./pki.js";
+import type { TestPki } from "../helpers/pki.js";
 
 export interface RecordedRequest {
   path: string;

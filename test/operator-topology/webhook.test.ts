@@ -18,7 +18,7 @@ import {
   type WebhookCredential,
   type WebhookFetchOptions,
 } from "../../src/operator/topology/index.js";
-import { makeTestPki, type TestPki } from "./pki.js";
+import { makeTestPki, type TestPki } from "../helpers/pki.js";
 import { type InventoryServer, startInventoryServer } from "./server.js";
 
 const TOKEN = "tok-3f9a1c77e0b2";

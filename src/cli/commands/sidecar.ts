@@ -4,7 +4,7 @@ import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
-import { stateTarget } from "../state-flags.js";
+import { natsStateOptions, stateTarget } from "../state-flags.js";
 
 export const command: Command = {
   name: "sidecar",
@@ -86,6 +86,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       providers,
       probeIntervalMs,
       drainMs,
+      stateOptions: natsStateOptions(),
       ...(proxyListen
         ? {
             extras: proxyExtra(proxyListen, {}, (a) => {
