@@ -16,7 +16,10 @@ export default class SummaryReporter implements Reporter {
       }
       // A file that failed to load (or whose beforeAll threw: its tests are marked skipped)
       // must still count as a failure.
-      if (mod.state() === "failed" && ![...mod.children.allTests()].some((t) => t.result().state === "failed")) {
+      if (
+        mod.state() === "failed" &&
+        ![...mod.children.allTests()].some((t) => t.result().state === "failed")
+      ) {
         failed++;
       }
     }

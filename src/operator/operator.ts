@@ -2,11 +2,22 @@
 // loop (filter → score → bind), and the provider publisher probing the ModelProviders the
 // source lists and writing kubemoot_provider_state; probed states flow back into binding
 // (VRAM, loaded models) and into ModelProvider status.
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { StateStore } from "../state/index.js";
+import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
+import { type HealthServer, startHealthServer } from "./health.js";
+import { loadKubeConfig } from "./kube/index.js";
 import { ProviderPublisher, type PublishedProvider } from "./publisher/index.js";
 import { type Reconciler, startReconciler } from "./reconcile/index.js";
 import { createFileBinding, createKubernetesBinding, type ProviderInfo } from "./sources/index.js";
+import { TopologySourceController } from "./topology/index.js";
+import {
+  type InjectionOptions,
+  type InjectionWebhook,
+  lookupFromAgents,
+  startInjectionWebhook,
+} from "./webhook/index.js";
 
 export interface OperatorOptions {
   /** `--manifests` paths; empty = Kubernetes. */
@@ -19,11 +30,44 @@ export interface OperatorOptions {
   probeIntervalMs?: number;
   /** Unschedulable retry (ms); default 30 000. */
   retryMs?: number;
+  /**
+   * Fleet placement of ModelDeployment replicas (spec/fleet.md): manifests mode writes
+   * `<bindingsDir>/fleet/`, Kubernetes mode writes ModelReplicas, deployment status and
+   * ModelProviders (needs the fleet CRDs). Default false.
+   */
+  fleet?: boolean;
+  /** With fleet: false retains existing replicas without placing new ones. Default true. */
+  fleetFill?: boolean;
+  /**
+   * Kubernetes mode: track TopologySources (nodeLabels, ConfigMap and webhook arms), validate
+   * their snapshots and write their status (needs the TopologySource CRD). Default false.
+   */
+  topology?: boolean;
+  /** Serve the sidecar-injection webhook (HTTPS) with these settings. */
+  webhook?: {
+    host: string;
+    port: number;
+    /** tls.crt + tls.key (re-read periodically: cert-manager rotates them). */
+    certDir: string;
+    injection: InjectionOptions;
+  };
+  /** Serve /healthz and /readyz over plain HTTP here. */
+  health?: { host: string; port: number };
+  /** Kubernetes mode: the cluster to talk to; default the usual kubeconfig chain. */
+  kubeConfig?: KubeConfig;
 }
 
 export interface RunningOperator {
   readonly reconciler: Reconciler;
   readonly publisher: ProviderPublisher;
+  /** Fleet placement, when enabled. */
+  readonly fleet: FileFleet | KubernetesFleet | undefined;
+  /** TopologySource tracking, when enabled (Kubernetes mode). */
+  readonly topology: TopologySourceController | undefined;
+  /** The sidecar-injection webhook, when served. */
+  readonly webhook: InjectionWebhook | undefined;
+  /** The /healthz and /readyz server, when served. */
+  readonly health: HealthServer | undefined;
   stop(): Promise<void>;
 }
 
@@ -40,19 +84,43 @@ export function publishedProvider(p: ProviderInfo): PublishedProvider {
 
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const log = o.logger;
+  let ready = false;
+  const health = o.health ? await startHealthServer({ ...o.health, ready: () => ready }) : undefined;
   const publisher = new ProviderPublisher({
     sink: o.state.providerWriter,
     intervalMs: o.probeIntervalMs ?? 10_000,
     logger: log,
     onPublish: () => reconciler?.setProviderStates(publisher.states()),
   });
-  const binding =
-    o.manifests.length > 0
-      ? createFileBinding({ manifests: o.manifests, outDir: o.bindingsDir, logger: log })
-      : createKubernetesBinding({ logger: log });
+  const files = o.manifests.length > 0;
+  const kubeConfig = files ? undefined : (o.kubeConfig ?? loadKubeConfig());
+  const binding = files
+    ? createFileBinding({ manifests: o.manifests, outDir: o.bindingsDir, logger: log })
+    : createKubernetesBinding({ logger: log, ...(kubeConfig ? { kubeConfig } : {}) });
+  // Manifests mode has no API server to hold the ModelProviders fleet placement makes: the
+  // binder's source carries them in memory instead.
+  const source = files && o.fleet ? withExtraProviders(binding.source) : binding.source;
+  let fleet: FileFleet | KubernetesFleet | undefined;
+  if (o.fleet && files) {
+    fleet = new FileFleet({
+      manifests: o.manifests,
+      outDir: o.bindingsDir,
+      logger: log,
+      ...(o.fleetFill !== undefined ? { fill: o.fleetFill } : {}),
+      onProviders: (list) => {
+        if ("setExtraProviders" in source) source.setExtraProviders(list);
+      },
+    });
+  } else if (o.fleet && kubeConfig) {
+    fleet = new KubernetesFleet({
+      kubeConfig,
+      logger: log,
+      ...(o.fleetFill !== undefined ? { fill: o.fleetFill } : {}),
+    });
+  }
   let reconciler: Reconciler | undefined;
   reconciler = await startReconciler({
-    source: binding.source,
+    source,
     sink: binding.sink,
     logger: log,
     ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
@@ -63,6 +131,25 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     },
   });
   publisher.start();
+  await fleet?.start();
+  const topology =
+    o.topology && kubeConfig ? new TopologySourceController({ kubeConfig, logger: log }) : undefined;
+  if (o.topology && files)
+    log.warn({}, "--topology needs Kubernetes; in manifests mode use the topology dry run");
+  await topology?.start();
+  // Agents are looked up in the last bind result: a pod admitted before its Agent is bound is
+  // left as it is, with an annotation saying why (the webhook's own rule).
+  const webhook = o.webhook
+    ? await startInjectionWebhook({
+        host: o.webhook.host,
+        port: o.webhook.port,
+        certDir: o.webhook.certDir,
+        injection: o.webhook.injection,
+        logger: log,
+        lookup: lookupFromAgents(() => reconciler?.lastResult?.bind.agents),
+      })
+    : undefined;
+  ready = true;
   log.info(
     { source: o.manifests.length > 0 ? "manifests" : "kubernetes", providers: reconciler.providers().length },
     "operator started",
@@ -70,9 +157,18 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   return {
     reconciler,
     publisher,
+    fleet,
+    topology,
+    webhook,
+    health,
     async stop() {
+      ready = false;
+      await webhook?.close();
+      await topology?.stop();
+      await fleet?.stop();
       await reconciler?.stop();
       await publisher.stop();
+      await health?.close();
     },
   };
 }

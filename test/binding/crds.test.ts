@@ -52,7 +52,11 @@ describe("CRD files", () => {
     expect(files).toEqual([
       "kubemoot.ai_agents.yaml",
       "kubemoot.ai_crewschedulingpolicies.yaml",
+      "kubemoot.ai_inferenceclasses.yaml",
+      "kubemoot.ai_inferenceclusters.yaml",
+      "kubemoot.ai_modeldeployments.yaml",
       "kubemoot.ai_modelproviders.yaml",
+      "kubemoot.ai_modelreplicas.yaml",
       "kubemoot.ai_models.yaml",
       "kubemoot.ai_mootarchetypes.yaml",
       "kubemoot.ai_topologysources.yaml",
@@ -66,6 +70,10 @@ describe("CRD files", () => {
     ["CrewSchedulingPolicy", "Namespaced"],
     ["MootArchetype", "Cluster"],
     ["TopologySource", "Cluster"],
+    ["ModelDeployment", "Namespaced"],
+    ["InferenceCluster", "Cluster"],
+    ["InferenceClass", "Cluster"],
+    ["ModelReplica", "Namespaced"],
   ])(
     "%s: kubemoot.ai/v1alpha1, %s, status subresource, printer columns, structural schema",
     (kind, scope) => {
@@ -86,7 +94,8 @@ describe("CRD files", () => {
       expect(columns.at(-1)).toEqual({ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" });
       for (const c of columns) expect(["string", "integer", "boolean", "date", "number"]).toContain(c.type);
       expect(structuralErrors(v.schema.openAPIV3Schema)).toEqual([]);
-      expect(v.schema.openAPIV3Schema.required).toContain("spec");
+      // An InferenceCluster is mostly what its cluster agent publishes (status); spec only has taints.
+      if (kind !== "InferenceCluster") expect(v.schema.openAPIV3Schema.required).toContain("spec");
     },
   );
 });
@@ -104,8 +113,8 @@ describe("documents we ship pass the CRDs", () => {
         checked++;
       }
     }
-    // dev 2 + prod 6 + crew 5 + consent-3 1 + topology 1
-    expect(checked).toBe(15);
+    // dev 2 + prod 6 + crew 5 + consent-3 1 + topology 1 + fleet 10
+    expect(checked).toBe(25);
   });
 
   it("the chart's consent-3 is the binder's built-in archetype", () => {

@@ -1,14 +1,74 @@
-import type { Command } from "../command.js";
+import { readFile } from "node:fs/promises";
+import { parseAllDocuments } from "yaml";
+import { invalidArgument } from "../../errors/index.js";
+import { type FleetDocument, parseFleetDocuments, placeFleet, toDryRun } from "../../fleet/index.js";
+import { type ManifestIssue, manifestError, manifestFiles } from "../../operator/manifests/index.js";
+import type { Command, FlagValues } from "../command.js";
 
-// Not built yet (see the tracker): --help shows the planned flags; running it exits 2.
+// The fleet scheduler's dry run (spec/fleet.md "`fleet` dry run"): manifests in, the replicas
+// each ModelDeployment would have and its ReplicasScheduled condition out, without a cluster.
 export const command: Command = {
   name: "fleet",
   summary: "dry run of fleet placement of model replicas onto clusters and pools",
-  available: false,
+  details: [
+    "Reads every YAML/JSON document under the --manifests paths (ModelDeployments,",
+    "InferenceClusters with their published gpuPools, InferenceClasses and existing",
+    "ModelReplicas; documents of other kinds or API groups are skipped), runs one reconcile:",
+    "retain → scale down → ledger → fill, and prints for every deployment its replicas (cluster,",
+    "index, gateway, and per engine member the pinned pool and device requests), sorted by",
+    "(cluster, index), and its ReplicasScheduled condition. --no-fill keeps and scales down the",
+    "existing replicas without placing new ones.",
+    "",
+    "Exit status: 0 when every deployment is valid (even with replicas left unscheduled); 1 when",
+    "a deployment has a CEL selector that does not compile (the JSON is still printed, the",
+    "error names the deployment, engine, member, request and selector); 2 when a manifest or",
+    "flag is invalid, with a message naming the file, object and field.",
+    "",
+    "Example:",
+    "  kubemoot-scheduler fleet --manifests examples/fleet --output json",
+  ].join("\n"),
+  available: true,
   flags: {
-    manifests: { type: "string", description: "manifests directory", value: "DIR" },
-    output: { type: "string", default: "json", description: "output format", value: "json" },
+    manifests: {
+      type: "string",
+      multiple: true,
+      description: "a directory (read recursively) or file of manifests",
+      value: "DIR",
+    },
+    output: { type: "string", default: "json", description: "output format (json)", value: "json" },
     "no-fill": { type: "boolean", description: "retain existing replicas without placing new ones" },
   },
-  run: async () => 2,
+  run: async (flags) => {
+    const options = readOptions(flags);
+    const docs: FleetDocument[] = [];
+    const issues: ManifestIssue[] = [];
+    for (const file of await manifestFiles(options.manifests)) {
+      const text = await readFile(file, "utf8");
+      parseAllDocuments(text).forEach((doc, i) => {
+        const document = i + 1;
+        if (doc.errors.length > 0) {
+          issues.push({ file, document, field: "", message: `not YAML: ${doc.errors[0]!.message}` });
+          return;
+        }
+        docs.push({ file, document, value: doc.toJS() });
+      });
+    }
+    const parsed = parseFleetDocuments(docs);
+    issues.push(...parsed.issues);
+    if (issues.length > 0) throw manifestError(issues);
+    const result = placeFleet(parsed.input, { fill: !options.noFill });
+    process.stdout.write(`${JSON.stringify(toDryRun(result), null, 2)}\n`);
+    const errors = result.deployments.flatMap((d) => d.errors);
+    for (const e of errors) process.stderr.write(`kubemoot-scheduler fleet: InvalidNodeSelector: ${e}\n`);
+    return errors.length > 0 ? 1 : 0;
+  },
 };
+
+function readOptions(flags: FlagValues): { manifests: string[]; noFill: boolean } {
+  const manifests = (flags.manifests as string[] | undefined) ?? [];
+  if (manifests.length === 0) throw invalidArgument("--manifests", "required: a directory of manifests");
+  if (flags.output !== "json") {
+    throw invalidArgument("--output", `only json is supported, got "${flags.output}"`);
+  }
+  return { manifests, noFill: flags["no-fill"] === true };
+}

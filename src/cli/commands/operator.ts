@@ -1,9 +1,11 @@
 import path from "node:path";
 import { pino } from "pino";
+import { parseHostPort } from "../../../sidecar/main.js";
 import { startOperator } from "../../operator/index.js";
+import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
 import { openStateStore } from "../../state/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
-import { stateTarget } from "../state-flags.js";
+import { natsStateOptions, stateTarget } from "../state-flags.js";
 
 export const command: Command = {
   name: "operator",
@@ -12,7 +14,28 @@ export const command: Command = {
 candidate lists and status) are written under --bindings-dir. Without it, the operator reads
 the kubemoot.ai CRDs from Kubernetes (KUBECONFIG, ~/.kube/config, or in-cluster) and patches
 Agent status, agent Deployments' env and ModelProvider status, and posts FailedScheduling
-events. In both modes it probes every ModelProvider and publishes kubemoot_provider_state.`,
+events. In both modes it probes every ModelProvider and publishes kubemoot_provider_state.
+
+With --fleet it also places ModelDeployment replicas onto InferenceClusters and pools
+(spec/fleet.md; the same decisions as the \`fleet\` dry run): in manifests mode it writes
+<bindings-dir>/fleet/replicas.yaml and fleet/deployments.json; on Kubernetes it creates,
+patches and deletes ModelReplicas and writes each ModelDeployment's ReplicasScheduled
+condition (the fleet CRDs must be installed). A replica whose status is Ready with an address
+becomes a ModelProvider (labelled app.kubernetes.io/managed-by: kubemoot-fleet), so placed
+engines serve call-time scheduling.
+
+With --topology (Kubernetes only) it tracks TopologySources: reads each source's arm (the
+Nodes' labels, a ConfigMap, or an https webhook), validates every snapshot whole against the
+Nodes (spec/topology.md), keeps the last accepted one until maxStaleness, and writes the
+source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes).
+
+With --webhook-listen it serves the sidecar-injection webhook over HTTPS (tls.crt/tls.key from
+--webhook-cert-dir, re-read every minute): pods labelled kubemoot.ai/inject: "true" get the
+sidecar as a native sidecar with the env of their Agent's binding (docs/deploy.md).
+--health-listen serves /healthz and /readyz for the kubelet.
+NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
+KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
+replicas of the KV buckets the operator creates when missing).`,
   available: true,
   flags: {
     manifests: {
@@ -41,6 +64,45 @@ events. In both modes it probes every ModelProvider and publishes kubemoot_provi
       description: "shared-state backend: nats, or memory (only useful in one process)",
       value: "memory|nats",
     },
+    fleet: {
+      type: "boolean",
+      env: "KUBEMOOT_FLEET",
+      description: "also place ModelDeployment replicas (fleet placement); default off",
+    },
+    topology: {
+      type: "boolean",
+      env: "KUBEMOOT_TOPOLOGY",
+      description: "track TopologySources and write their status (Kubernetes mode); default off",
+    },
+    "no-fill": {
+      type: "boolean",
+      description: "with --fleet: retain existing replicas without placing new ones",
+    },
+    "webhook-listen": {
+      type: "string",
+      env: "KUBEMOOT_WEBHOOK_LISTEN",
+      description: "serve the sidecar-injection webhook (HTTPS) here; empty: off",
+      value: "HOST:PORT",
+    },
+    "webhook-cert-dir": {
+      type: "string",
+      default: "/etc/kubemoot/webhook-tls",
+      env: "KUBEMOOT_WEBHOOK_CERT_DIR",
+      description: "the webhook's tls.crt and tls.key",
+      value: "DIR",
+    },
+    "webhook-config": {
+      type: "string",
+      env: "KUBEMOOT_WEBHOOK_CONFIG",
+      description: "what the webhook injects (JSON: image, ports, resources, drain); default built in",
+      value: "FILE",
+    },
+    "health-listen": {
+      type: "string",
+      env: "KUBEMOOT_HEALTH_LISTEN",
+      description: "serve /healthz and /readyz (HTTP) here; empty: off",
+      value: "HOST:PORT",
+    },
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
     "log-level": {
       type: "string",
@@ -53,13 +115,32 @@ events. In both modes it probes every ModelProvider and publishes kubemoot_provi
     const target = stateTarget(flags);
     const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
     const logger = pino({ level: String(flags["log-level"]), base: { component: "operator" } });
-    const state = await openStateStore(target === "memory" ? "memory" : target.split(","), { logger });
+    const webhookListen = typeof flags["webhook-listen"] === "string" ? flags["webhook-listen"].trim() : "";
+    const healthListen = typeof flags["health-listen"] === "string" ? flags["health-listen"].trim() : "";
+    const webhookConfig = typeof flags["webhook-config"] === "string" ? flags["webhook-config"].trim() : "";
+    const webhook = webhookListen
+      ? {
+          ...parseHostPort("--webhook-listen", webhookListen),
+          certDir: String(flags["webhook-cert-dir"]),
+          injection: webhookConfig ? loadInjectionOptions(webhookConfig) : DEFAULT_INJECTION_OPTIONS,
+        }
+      : undefined;
+    const health = healthListen ? parseHostPort("--health-listen", healthListen) : undefined;
+    const state = await openStateStore(target === "memory" ? "memory" : target.split(","), {
+      logger,
+      ...natsStateOptions(),
+    });
     const op = await startOperator({
       manifests: (flags.manifests as string[] | undefined) ?? [],
       bindingsDir: path.resolve(String(flags["bindings-dir"])),
       state,
       logger,
       probeIntervalMs,
+      fleet: flags.fleet === true,
+      fleetFill: flags["no-fill"] !== true,
+      topology: flags.topology === true,
+      ...(webhook ? { webhook } : {}),
+      ...(health ? { health } : {}),
     });
     process.stdout.write("kubemoot-scheduler operator: running\n");
     await new Promise<void>((resolve) => {

@@ -15,6 +15,7 @@ export {
   type ConfigMapObject,
   readConfigMapSnapshot,
 } from "./configmap.js";
+export { TopologySourceController, type TopologySourceControllerOptions } from "./controller.js";
 export {
   checkCredential,
   type ResolvedCredential,
@@ -53,4 +54,3 @@ export {
   type WebhookFetchOptions,
   type WebhookSnapshotBody,
 } from "./webhook.js";
-export { TopologySourceController, type TopologySourceControllerOptions } from "./controller.js";

@@ -1,0 +1,156 @@
+// Fleet placement from a manifests directory (the operator's --manifests mode): every rescan
+// reads the fleet kinds from the same paths as the binder, places, and writes
+//
+//   <outDir>/fleet/replicas.yaml     the ModelReplicas (pool-pinned) a cluster should hold
+//   <outDir>/fleet/deployments.json  each deployment's status (ReplicasScheduled) and errors
+//
+// ModelReplicas in the manifests are the observed replicas (with their status); one that is
+// Ready with an address becomes a ModelProvider, handed to the binder in memory (see
+// withExtraProviders) — never written into the manifests.
+import { readFile } from "node:fs/promises";
+import { relative, resolve } from "node:path";
+import { parseAllDocuments, stringify } from "yaml";
+import type { FLEET_KINDS } from "../../fleet/index.js";
+import { manifestFiles } from "../manifests/index.js";
+import { atomicWrite } from "../sources/file-sink.js";
+import { type Logger, silentLogger } from "../sources/types.js";
+import { type DesiredFleet, desiredFleet, type FleetObjects, type RawObject } from "./desired.js";
+
+export const FLEET_DIR = "fleet";
+export const REPLICAS_FILE = "replicas.yaml";
+export const DEPLOYMENTS_FILE = "deployments.json";
+
+export interface FileFleetOptions {
+  manifests: readonly string[];
+  /** Where fleet/replicas.yaml and fleet/deployments.json go; never read as manifests. */
+  outDir: string;
+  logger?: Logger;
+  /** Rescan interval (ms); default 5 000; 0 turns it off (call refresh()). */
+  rescanMs?: number;
+  fill?: boolean;
+  /** Called when the set of fleet-made ModelProviders changes. */
+  onProviders?: (providers: RawObject[]) => void;
+  now?: () => number;
+}
+
+/** Reads the fleet kinds under `paths` (skipping `ignore` and unparsable documents). */
+export async function readFleetObjects(
+  paths: readonly string[],
+  ignore: readonly string[] = [],
+): Promise<FleetObjects> {
+  const skip = ignore.map((p) => resolve(p));
+  const out = {
+    deployments: [] as RawObject[],
+    clusters: [] as RawObject[],
+    classes: [] as RawObject[],
+    replicas: [] as RawObject[],
+  };
+  for (const file of await manifestFiles(paths)) {
+    const abs = resolve(file);
+    if (skip.some((d) => abs === d || !relative(d, abs).startsWith(".."))) continue;
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch {
+      continue; // removed between listing and reading; the next rescan sees it gone
+    }
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length > 0) continue; // the binder's reader reports syntax errors
+      const v = doc.toJS({ maxAliasCount: 100 }) as RawObject | null;
+      if (!v || typeof v !== "object" || v.apiVersion !== "kubemoot.ai/v1alpha1") continue;
+      switch (v.kind as (typeof FLEET_KINDS)[number]) {
+        case "ModelDeployment":
+          out.deployments.push(v);
+          break;
+        case "InferenceCluster":
+          out.clusters.push(v);
+          break;
+        case "InferenceClass":
+          out.classes.push(v);
+          break;
+        case "ModelReplica":
+          out.replicas.push(v);
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+export class FileFleet {
+  private readonly o: FileFleetOptions;
+  private readonly log: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private lastWritten = "";
+  private lastProviders = "[]";
+  private providerList: RawObject[] = [];
+  private previous = new Map<string, DesiredFleet["statuses"][number]["status"]["conditions"]>();
+  last: DesiredFleet | undefined;
+
+  constructor(o: FileFleetOptions) {
+    this.o = o;
+    this.log = o.logger ?? silentLogger;
+  }
+
+  providers(): RawObject[] {
+    return this.providerList;
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    const every = this.o.rescanMs ?? 5000;
+    if (every > 0) {
+      this.timer = setInterval(() => {
+        this.refresh().catch((err: unknown) => this.log.error({ err: String(err) }, "fleet: rescan failed"));
+      }, every);
+      this.timer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Reads, places and writes once. */
+  async refresh(): Promise<DesiredFleet> {
+    const objects = await readFleetObjects(this.o.manifests, [this.o.outDir]);
+    const now = new Date((this.o.now ?? Date.now)()).toISOString();
+    const d = desiredFleet(objects, { fill: this.o.fill ?? true, now, previous: this.previous });
+    this.last = d;
+    for (const s of d.statuses) this.previous.set(`${s.namespace}/${s.name}`, s.status.conditions);
+    for (const i of d.issues) {
+      this.log.warn(
+        { kind: i.kind, object: i.object, field: i.field },
+        `fleet: invalid object skipped: ${i.message}`,
+      );
+    }
+    const replicasYaml = [...d.replicas.values()].map((r) => stringify(r)).join("---\n");
+    const deployments = JSON.stringify(
+      Object.fromEntries(
+        d.statuses.map((s) => [`${s.namespace}/${s.name}`, { ...s.status, errors: s.errors }]),
+      ),
+      null,
+      2,
+    );
+    const print = `${replicasYaml}\n${deployments}`;
+    if (print !== this.lastWritten) {
+      const dir = resolve(this.o.outDir, FLEET_DIR);
+      await atomicWrite(resolve(dir, REPLICAS_FILE), replicasYaml);
+      await atomicWrite(resolve(dir, DEPLOYMENTS_FILE), `${deployments}\n`);
+      this.lastWritten = print;
+      this.log.info(
+        { replicas: d.replicas.size, deployments: d.statuses.length },
+        "fleet: placement written",
+      );
+    }
+    const providers = [...d.providers.values()];
+    const pprint = JSON.stringify(providers);
+    if (pprint !== this.lastProviders) {
+      this.lastProviders = pprint;
+      this.providerList = providers;
+      this.o.onProviders?.(providers);
+    }
+    return d;
+  }
+}
