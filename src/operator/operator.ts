@@ -4,10 +4,12 @@
 // (VRAM, loaded models) and into ModelProvider status.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { StateStore } from "../state/index.js";
 import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
 import { type HealthServer, startHealthServer } from "./health.js";
 import { loadKubeConfig } from "./kube/index.js";
+import { LeaderElector } from "./kube/leader.js";
 import { ProviderPublisher, type PublishedProvider } from "./publisher/index.js";
 import { type Reconciler, startReconciler } from "./reconcile/index.js";
 import { createFileBinding, createKubernetesBinding, type ProviderInfo } from "./sources/index.js";
@@ -51,6 +53,14 @@ export interface OperatorOptions {
     certDir: string;
     injection: InjectionOptions;
   };
+  /**
+   * Kubernetes mode with several replicas: only the holder of this Lease reconciles, publishes
+   * and serves the webhook; a standby answers /healthz but not /readyz (so the Service sends
+   * the webhook's calls to the leader) and waits. A leader that loses its Lease calls
+   * `onLeadershipLost` (the CLI exits, to restart as a standby).
+   */
+  leaderElection?: { namespace: string; name: string; identity: string; leaseDurationS: number };
+  onLeadershipLost?: () => void;
   /** Serve /healthz and /readyz over plain HTTP here. */
   health?: { host: string; port: number };
   /** Kubernetes mode: the cluster to talk to; default the usual kubeconfig chain. */
@@ -94,6 +104,21 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   });
   const files = o.manifests.length > 0;
   const kubeConfig = files ? undefined : (o.kubeConfig ?? loadKubeConfig());
+  const elector =
+    o.leaderElection && kubeConfig
+      ? new LeaderElector({ ...o.leaderElection, kubeConfig, logger: log })
+      : undefined;
+  if (elector) {
+    log.info(
+      { lease: `${o.leaderElection?.namespace}/${o.leaderElection?.name}` },
+      "leader: waiting for the lease",
+    );
+    const won = await elector.acquire(() => {
+      ready = false;
+      o.onLeadershipLost?.();
+    });
+    if (!won) throw new KubemootError(ErrorCode.ShuttingDown, "stopped before acquiring leadership");
+  }
   const binding = files
     ? createFileBinding({ manifests: o.manifests, outDir: o.bindingsDir, logger: log })
     : createKubernetesBinding({ logger: log, ...(kubeConfig ? { kubeConfig } : {}) });
@@ -168,6 +193,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       await fleet?.stop();
       await reconciler?.stop();
       await publisher.stop();
+      await elector?.stop();
       await health?.close();
     },
   };

@@ -1,7 +1,10 @@
+import { hostname } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
 import { parseHostPort } from "../../../sidecar/main.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { startOperator } from "../../operator/index.js";
+import { parseDuration } from "../../operator/topology/index.js";
 import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
 import { openStateStore } from "../../state/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
@@ -32,7 +35,9 @@ source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes).
 With --webhook-listen it serves the sidecar-injection webhook over HTTPS (tls.crt/tls.key from
 --webhook-cert-dir, re-read every minute): pods labelled kubemoot.ai/inject: "true" get the
 sidecar as a native sidecar with the env of their Agent's binding (docs/deploy.md).
---health-listen serves /healthz and /readyz for the kubelet.
+--health-listen serves /healthz and /readyz for the kubelet. With KUBEMOOT_LEADER_ELECT=true
+(Kubernetes mode) only the holder of a coordination.k8s.io Lease works; a standby is live but
+not ready, and a leader that loses the Lease exits to restart as a standby.
 NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
 KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
 replicas of the KV buckets the operator creates when missing).`,
@@ -126,6 +131,7 @@ replicas of the KV buckets the operator creates when missing).`,
         }
       : undefined;
     const health = healthListen ? parseHostPort("--health-listen", healthListen) : undefined;
+    const leaderElection = leaderElectionFromEnv(process.env);
     const state = await openStateStore(target === "memory" ? "memory" : target.split(","), {
       logger,
       ...natsStateOptions(),
@@ -141,6 +147,15 @@ replicas of the KV buckets the operator creates when missing).`,
       topology: flags.topology === true,
       ...(webhook ? { webhook } : {}),
       ...(health ? { health } : {}),
+      ...(leaderElection
+        ? {
+            leaderElection,
+            onLeadershipLost: () => {
+              logger.error({}, "lost leadership: exiting so that this replica restarts as a standby");
+              process.exit(1);
+            },
+          }
+        : {}),
     });
     process.stdout.write("kubemoot-scheduler operator: running\n");
     await new Promise<void>((resolve) => {
@@ -152,3 +167,40 @@ replicas of the KV buckets the operator creates when missing).`,
     return 0;
   },
 };
+
+/**
+ * KUBEMOOT_LEADER_ELECT=true (the chart sets it with more than one replica), with the Lease
+ * KUBEMOOT_LEADER_ELECTION_LEASE in KUBEMOOT_LEADER_ELECTION_NAMESPACE (default POD_NAMESPACE),
+ * held for KUBEMOOT_LEADER_ELECTION_LEASE_DURATION (default 15s) by POD_NAME (default the host).
+ */
+function leaderElectionFromEnv(
+  env: NodeJS.ProcessEnv,
+): { namespace: string; name: string; identity: string; leaseDurationS: number } | undefined {
+  const on = env.KUBEMOOT_LEADER_ELECT?.trim() ?? "";
+  if (on === "" || /^(0|false|no)$/i.test(on)) return undefined;
+  if (!/^(1|true|yes)$/i.test(on)) {
+    throw new KubemootError(
+      ErrorCode.InvalidConfig,
+      `KUBEMOOT_LEADER_ELECT: expected true or false, got "${on}"`,
+    );
+  }
+  const name = env.KUBEMOOT_LEADER_ELECTION_LEASE?.trim() || "kubemoot-operator-leader";
+  const namespace = env.KUBEMOOT_LEADER_ELECTION_NAMESPACE?.trim() || env.POD_NAMESPACE?.trim() || "";
+  if (!namespace) {
+    throw new KubemootError(
+      ErrorCode.InvalidConfig,
+      "KUBEMOOT_LEADER_ELECTION_NAMESPACE: set it (or POD_NAMESPACE) for leader election",
+    );
+  }
+  const durationMs = parseDuration(
+    env.KUBEMOOT_LEADER_ELECTION_LEASE_DURATION?.trim() || "15s",
+    "KUBEMOOT_LEADER_ELECTION_LEASE_DURATION",
+    { minMs: 2000 },
+  );
+  return {
+    namespace,
+    name,
+    identity: env.POD_NAME?.trim() || hostname(),
+    leaseDurationS: Math.ceil(durationMs / 1000),
+  };
+}

@@ -128,8 +128,23 @@ export const FAKE_RESOURCES: ResourceDef[] = [
     statusSubresource: true,
   },
   { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false, statusSubresource: true },
-  { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, statusSubresource: false },
+  {
+    group: "",
+    version: "v1",
+    plural: "configmaps",
+    kind: "ConfigMap",
+    namespaced: true,
+    statusSubresource: false,
+  },
   { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true, statusSubresource: false },
+  {
+    group: "coordination.k8s.io",
+    version: "v1",
+    plural: "leases",
+    kind: "Lease",
+    namespaced: true,
+    statusSubresource: false,
+  },
   { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, statusSubresource: false },
   {
     group: "events.k8s.io",
@@ -395,6 +410,15 @@ export class FakeApiServer {
           setStatus(200);
           return this.json(res, 200, out);
         }
+        if (method === "PUT") {
+          if (!current) {
+            setStatus(404);
+            return this.status(res, 404, "NotFound", `${def.plural} "${name}" not found`);
+          }
+          const out = this.replace(def, current, body);
+          setStatus(200);
+          return this.json(res, 200, out);
+        }
         if (method === "DELETE") {
           const ok = this.remove(apiVersion(def), def.kind, namespace, name);
           setStatus(ok ? 200 : 404);
@@ -499,6 +523,27 @@ export class FakeApiServer {
     const conn: WatchConn = { def, namespace, res };
     this.watches.add(conn);
     res.on("close", () => this.watches.delete(conn));
+  }
+
+  /** PUT: replaces the object; a stale metadata.resourceVersion is a 409 Conflict, as on kube. */
+  private replace(def: ResourceDef, current: Obj, body: unknown): Obj {
+    if (typeof body !== "object" || body === null) throw new PatchError(400, "expected a JSON object");
+    const obj = clone(body) as Obj;
+    obj.metadata ??= {};
+    const rv = obj.metadata.resourceVersion;
+    if (rv !== undefined && rv !== current.metadata.resourceVersion) {
+      throw new PatchError(
+        409,
+        `Operation cannot be fulfilled on ${def.plural} "${String(current.metadata.name)}": the object has been modified`,
+      );
+    }
+    obj.metadata.name = current.metadata.name!;
+    if (def.namespaced) obj.metadata.namespace = current.metadata.namespace!;
+    obj.apiVersion ??= apiVersion(def);
+    obj.kind ??= def.kind;
+    // The status subresource rule: a replace of the main resource keeps the stored status.
+    if (def.statusSubresource) obj.status = current.status ?? {};
+    return this.apply(obj);
   }
 
   private create(def: ResourceDef, namespace: string | undefined, body: unknown): Obj {
