@@ -60,6 +60,7 @@ export function placeEngine(
   working: WorkingPools,
 ): MemberPlacement[] | undefined {
   for (const pool of view.pools) {
+    if (requiredDomain(engine, pool) === null) continue;
     if (table.some((row) => row[pool.index] === undefined)) continue;
     const cap = working.get(pool).clone();
     if (engine.members.every((m, j) => chargeMember(cap, m, table[j]![pool.index]!, engine.copies))) {
@@ -68,6 +69,19 @@ export function placeEngine(
     }
   }
   return spanFabric(engine, view, table, working);
+}
+
+/**
+ * The pool's domain at the engine's `topology.requiredLevel` (spec/topology.md): undefined when
+ * the engine requires none; null when the pool declares no value at that level — locality is
+ * read from what the platform publishes (the pool's `topology`), never guessed, so such a pool
+ * cannot hold an engine that requires it.
+ */
+export function requiredDomain(engine: Engine, pool: PoolView): string | undefined | null {
+  const level = engine.requiredLevel;
+  if (level === undefined) return undefined;
+  const value = pool.pool.topology?.[level];
+  return value ? value : null;
 }
 
 // Members in order, each onto the first pool of the domain that matches it and has room;
@@ -81,9 +95,13 @@ function spanFabric(
   const domains = new Map<string, PoolView[]>();
   for (const pool of view.pools) {
     if (pool.fabric === undefined) continue;
-    const list = domains.get(pool.fabric);
+    const at = requiredDomain(engine, pool);
+    if (at === null) continue;
+    // With a required level, pools of one fabric also share one domain at that level.
+    const key = at === undefined ? pool.fabric : `${pool.fabric}\u0000${at}`;
+    const list = domains.get(key);
     if (list) list.push(pool);
-    else domains.set(pool.fabric, [pool]);
+    else domains.set(key, [pool]);
   }
   for (const pools of domains.values()) {
     if (pools.length < 2) continue;

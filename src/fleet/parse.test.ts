@@ -120,6 +120,16 @@ describe("parseFleetDocuments", () => {
   it.each<[string, unknown, string, RegExp]>([
     ["replicas above 10", deploymentDoc({ ...validSpec(), replicas: 11 }), "spec.replicas", /1\.\.10/],
     ["replicas 0", deploymentDoc({ ...validSpec(), replicas: 0 }), "spec.replicas", /≥ 1/],
+    [
+      "the hostname level required",
+      deploymentDoc(
+        validSpec([
+          { name: "main", topology: { requiredLevel: "kubernetes.io/hostname" }, members: [standalone] },
+        ]),
+      ),
+      "spec.template.spec.engines[0].topology.requiredLevel",
+      /implicit/,
+    ],
     ["no engines", deploymentDoc(validSpec([])), "spec.template.spec.engines", /at least 1/],
     [
       "nine engines",

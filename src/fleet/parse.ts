@@ -173,6 +173,13 @@ function readEngine(r: FieldReader, x: unknown, p: string): Engine | undefined {
   const requiredLevel = r.string(topology, "requiredLevel", `${p}.topology.requiredLevel`, {
     required: !!topology,
   });
+  if (requiredLevel === "kubernetes.io/hostname") {
+    // spec/topology.md: the hostname level is implicit in every hierarchy and refused here.
+    r.fail(
+      `${p}.topology.requiredLevel`,
+      "kubernetes.io/hostname is implicit and cannot be required; name a coarser level",
+    );
+  }
   const members = r.array(x, "members", `${p}.members`, (m, mp) => readMember(r, m, mp), {
     required: true,
     minItems: 1,

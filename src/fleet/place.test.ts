@@ -695,3 +695,43 @@ describe("emitted replicas", () => {
     ).toHaveLength(0);
   });
 });
+
+describe("topology.requiredLevel: pools that publish the level, one domain (spec/topology.md)", () => {
+  const RACK = "topology.kubemoot.ai/rack";
+  const BLOCK = "topology.kubemoot.ai/block";
+  const racked = engine({ members: gang, requiredLevel: RACK });
+
+  it("skips a pool that does not say which rack it is in, even when it has room", () => {
+    const c = cluster("a", {
+      pools: [pool("unlabelled", { nodes: 4 }), pool("r1", { nodes: 2, topology: { [RACK]: "r1" } })],
+    });
+    const r = place({ clusters: [c], deployments: [deployment("m", { engines: [racked] })] });
+    expect(r.m!.replicas).toEqual(["a/0@r1+r1"]);
+  });
+
+  it("does not fit a cluster whose pools publish no such level", () => {
+    const c = cluster("a", { pools: [pool("p", { nodes: 4, topology: { [BLOCK]: "b1" } })] });
+    const r = place({ clusters: [c], deployments: [deployment("m", { engines: [racked] })] });
+    expect(r.m!.replicas).toEqual([]);
+    // The same engine without the requirement fits.
+    const free = place({
+      clusters: [c],
+      deployments: [deployment("m", { engines: [engine({ members: gang })] })],
+    });
+    expect(free.m!.replicas).toEqual(["a/0@p+p"]);
+  });
+
+  it("spans pools of one fabric only when they also share the required domain", () => {
+    const twoRacks = (r2: string) =>
+      cluster("a", {
+        fabricLevel: BLOCK,
+        pools: [
+          pool("p1", { nodes: 1, topology: { [BLOCK]: "nvl-1", [RACK]: "r1" } }),
+          pool("p2", { nodes: 1, topology: { [BLOCK]: "nvl-1", [RACK]: r2 } }),
+        ],
+      });
+    const d = deployment("m", { engines: [racked] });
+    expect(place({ clusters: [twoRacks("r1")], deployments: [d] }).m!.replicas).toEqual(["a/0@p1+p2"]);
+    expect(place({ clusters: [twoRacks("r2")], deployments: [d] }).m!.replicas).toEqual([]);
+  });
+});

@@ -38,7 +38,11 @@ export interface Member {
 export interface Engine {
   name: string;
   copies: number;
-  /** spec/topology.md: carried through; the fleet scheduler does not admit by it. */
+  /**
+   * spec/topology.md: the engine's pods must share one domain at this level. The fleet places it
+   * only on pools that publish a value for the level (GpuPool.topology), and spans pools only
+   * within one fabric and one domain at the level.
+   */
   requiredLevel?: string;
   members: Member[];
 }
