@@ -1,9 +1,9 @@
 // A small typed reader over one parsed document: each method returns the value or undefined
 // and records an issue naming the field (the same shape as the operator's manifest issues,
 // so the CLI formats both alike).
-import type { ManifestIssue } from "../operator/manifests/index.js";
+import { describe, isObject, type Json, type ManifestIssue } from "../operator/manifests/index.js";
 
-export type Json = Record<string, unknown>;
+export { describe, isObject, type Json };
 
 export interface DocRef {
   file: string;
@@ -74,18 +74,6 @@ export class Reader {
     }
     return out;
   }
-}
-
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-export function describe(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (typeof v === "object") return "an object";
-  if (typeof v === "string") return JSON.stringify(v);
-  return `${typeof v} ${String(v)}`;
 }
 
 /** Go-style durations ("30s", "5m", "1h30m", "250ms") in milliseconds. */

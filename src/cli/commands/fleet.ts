@@ -1,8 +1,6 @@
-import { readFile } from "node:fs/promises";
-import { parseAllDocuments } from "yaml";
 import { invalidArgument } from "../../errors/index.js";
-import { type FleetDocument, parseFleetDocuments, placeFleet, toDryRun } from "../../fleet/index.js";
-import { type ManifestIssue, manifestError, manifestFiles } from "../../operator/manifests/index.js";
+import { parseFleetDocuments, placeFleet, toDryRun } from "../../fleet/index.js";
+import { manifestError, readDocuments } from "../../operator/manifests/index.js";
 import type { Command, FlagValues } from "../command.js";
 
 // The fleet scheduler's dry run (spec/fleet.md "`fleet` dry run"): manifests in, the replicas
@@ -40,19 +38,7 @@ export const command: Command = {
   },
   run: async (flags) => {
     const options = readOptions(flags);
-    const docs: FleetDocument[] = [];
-    const issues: ManifestIssue[] = [];
-    for (const file of await manifestFiles(options.manifests)) {
-      const text = await readFile(file, "utf8");
-      parseAllDocuments(text).forEach((doc, i) => {
-        const document = i + 1;
-        if (doc.errors.length > 0) {
-          issues.push({ file, document, field: "", message: `not YAML: ${doc.errors[0]!.message}` });
-          return;
-        }
-        docs.push({ file, document, value: doc.toJS() });
-      });
-    }
+    const { docs, issues } = await readDocuments(options.manifests);
     const parsed = parseFleetDocuments(docs);
     issues.push(...parsed.issues);
     if (issues.length > 0) throw manifestError(issues);

@@ -1,14 +1,7 @@
-import { readFile } from "node:fs/promises";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import { ErrorCode, invalidArgument, KubemootError } from "../../errors/index.js";
-import { type ManifestIssue, manifestError, manifestFiles } from "../../operator/manifests/index.js";
-import {
-  type ParsedDocument,
-  parseTopologyManifests,
-  planTopology,
-  toDryRun,
-  toKueue,
-} from "../../topology/index.js";
+import { manifestError, readDocuments } from "../../operator/manifests/index.js";
+import { parseTopologyManifests, planTopology, toDryRun, toKueue } from "../../topology/index.js";
 import type { Command, FlagValues } from "../command.js";
 
 // The topology dry run (spec/topology.md "`topology` dry run"): manifests in, source status,
@@ -57,18 +50,7 @@ export const command: Command = {
   },
   run: async (flags) => {
     const options = readOptions(flags);
-    const docs: ParsedDocument[] = [];
-    const issues: ManifestIssue[] = [];
-    for (const file of await manifestFiles(options.manifests)) {
-      const text = await readFile(file, "utf8");
-      parseAllDocuments(text).forEach((doc, i) => {
-        if (doc.errors.length > 0) {
-          issues.push({ file, document: i + 1, field: "", message: doc.errors[0]!.message.split("\n")[0]! });
-          return;
-        }
-        docs.push({ file, document: i + 1, value: doc.toJS() });
-      });
-    }
+    const { docs, issues } = await readDocuments(options.manifests);
     const parsed = parseTopologyManifests(docs);
     issues.push(...parsed.issues);
     if (issues.length > 0) throw manifestError(issues);

@@ -7,11 +7,10 @@
 // ModelReplicas in the manifests are the observed replicas (with their status); one that is
 // Ready with an address becomes a ModelProvider, handed to the binder in memory (see
 // withExtraProviders) — never written into the manifests.
-import { readFile } from "node:fs/promises";
-import { relative, resolve } from "node:path";
-import { parseAllDocuments, stringify } from "yaml";
+import { resolve } from "node:path";
+import { stringify } from "yaml";
 import type { FLEET_KINDS } from "../../fleet/index.js";
-import { manifestFiles } from "../manifests/index.js";
+import { readDocuments } from "../manifests/index.js";
 import { atomicWrite } from "../sources/file-sink.js";
 import { type Logger, silentLogger } from "../sources/types.js";
 import { type DesiredFleet, desiredFleet, type FleetObjects, type RawObject } from "./desired.js";
@@ -33,45 +32,34 @@ export interface FileFleetOptions {
   now?: () => number;
 }
 
-/** Reads the fleet kinds under `paths` (skipping `ignore` and unparsable documents). */
+/** Reads the fleet kinds under `paths` (skipping `ignore`; unparsable documents are the binder's to report). */
 export async function readFleetObjects(
   paths: readonly string[],
   ignore: readonly string[] = [],
 ): Promise<FleetObjects> {
-  const skip = ignore.map((p) => resolve(p));
   const out = {
     deployments: [] as RawObject[],
     clusters: [] as RawObject[],
     classes: [] as RawObject[],
     replicas: [] as RawObject[],
   };
-  for (const file of await manifestFiles(paths)) {
-    const abs = resolve(file);
-    if (skip.some((d) => abs === d || !relative(d, abs).startsWith(".."))) continue;
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch {
-      continue; // removed between listing and reading; the next rescan sees it gone
-    }
-    for (const doc of parseAllDocuments(text)) {
-      if (doc.errors.length > 0) continue; // the binder's reader reports syntax errors
-      const v = doc.toJS({ maxAliasCount: 100 }) as RawObject | null;
-      if (!v || typeof v !== "object" || v.apiVersion !== "kubemoot.ai/v1alpha1") continue;
-      switch (v.kind as (typeof FLEET_KINDS)[number]) {
-        case "ModelDeployment":
-          out.deployments.push(v);
-          break;
-        case "InferenceCluster":
-          out.clusters.push(v);
-          break;
-        case "InferenceClass":
-          out.classes.push(v);
-          break;
-        case "ModelReplica":
-          out.replicas.push(v);
-          break;
-      }
+  const { docs } = await readDocuments(paths, ignore);
+  for (const { value } of docs) {
+    const v = value as RawObject | null;
+    if (!v || typeof v !== "object" || v.apiVersion !== "kubemoot.ai/v1alpha1") continue;
+    switch (v.kind as (typeof FLEET_KINDS)[number]) {
+      case "ModelDeployment":
+        out.deployments.push(v);
+        break;
+      case "InferenceCluster":
+        out.clusters.push(v);
+        break;
+      case "InferenceClass":
+        out.classes.push(v);
+        break;
+      case "ModelReplica":
+        out.replicas.push(v);
+        break;
     }
   }
   return out;

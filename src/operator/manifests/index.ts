@@ -3,6 +3,7 @@
 // the object and the field.
 export {
   type DocumentRef,
+  describe,
   FieldReader,
   formatIssue,
   isObject,
@@ -20,4 +21,11 @@ export {
   type SkippedDocument,
   toSnapshot,
 } from "./parse.js";
-export { loadManifests, loadProviderStateFile, manifestFiles, readManifests } from "./read.js";
+export {
+  loadManifests,
+  loadProviderStateFile,
+  manifestFiles,
+  type RawDocument,
+  readDocuments,
+  readManifests,
+} from "./read.js";
