@@ -192,6 +192,38 @@ describe.each(BUNDLES)("chart with the $name", ({ name, files }) => {
   });
 });
 
+describe("sidecar NATS credentials", () => {
+  it("sidecar.natsSecret reaches the webhook's config and the injected pod mounts it", () => {
+    const objs = renderChart({
+      set: [
+        "sidecar.natsSecret.name=kubemoot-nats",
+        "sidecar.natsSecret.credsKey=user.creds",
+        "sidecar.natsSecret.caKey=ca.crt",
+      ],
+    });
+    const cm = only(objs, "ConfigMap").find((c) => c.metadata.name.endsWith("-sidecar")) as
+      | (K8sObject & { data: Record<string, string> })
+      | undefined;
+    const options = parseInjectionOptions(JSON.parse(cm!.data["sidecar.json"]!), "sidecar.json");
+    expect(options.natsSecret).toEqual({ name: "kubemoot-nats", credsKey: "user.creds", caKey: "ca.crt" });
+    const pod: PodLike = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "a-0",
+        namespace: "crew-a",
+        labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "a" },
+      },
+      spec: { containers: [{ name: "agent", image: "agent:1" }] },
+    };
+    const r = injectSidecar(pod, { namespace: "crew-a", name: "a", env: {} }, options);
+    const after = jsonpatch.applyPatch(structuredClone(pod), r.patch as jsonpatch.Operation[], true, false)
+      .newDocument as PodLike & { spec: { volumes: unknown[] } };
+    expect(after.spec.volumes).toEqual([{ name: "kubemoot-nats", secret: { secretName: "kubemoot-nats" } }]);
+    expect(() => new Pod(after as never).validate()).not.toThrow();
+  });
+});
+
 describe("bundles render the Models and ModelProviders they list", () => {
   it.each(["chart/ci/dev-values.yaml", "chart/ci/prod-values.yaml"])("%s", (file) => {
     const values = valuesOf(file);

@@ -19,6 +19,8 @@ export {
   DEFAULT_INJECTION_OPTIONS,
   INJECT_LABEL,
   type InjectionOptions,
+  NATS_SECRET_MOUNT,
+  type NatsSecret,
   PROTECTED_NAMESPACES,
   parseInjectionOptions,
   SIDECAR_CONTAINER_NAME,

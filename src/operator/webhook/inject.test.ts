@@ -199,6 +199,46 @@ describe("injectSidecar: details", () => {
     expect(envOf(inits(after)[0]!).KUBEMOOT_CREW).toBe("crew-a/pilot");
   });
 
+  it("mounts the NATS Secret and points the sidecar at its files (credentials, mutual TLS)", () => {
+    const withSecret: InjectionOptions = {
+      ...OPTIONS,
+      natsSecret: {
+        name: "kubemoot-nats",
+        credsKey: "user.creds",
+        caKey: "ca.crt",
+        certKey: "tls.crt",
+        keyKey: "tls.key",
+      },
+    };
+    const before = pod();
+    const after = apply(before, injectSidecar(before, BINDING, withSecret).patch);
+    const sidecar = inits(after)[0]!;
+    expect(envOf(sidecar)).toMatchObject({
+      KUBEMOOT_NATS_CREDS: "/etc/kubemoot/nats/user.creds",
+      KUBEMOOT_NATS_TLS_CA: "/etc/kubemoot/nats/ca.crt",
+      KUBEMOOT_NATS_TLS_CERT: "/etc/kubemoot/nats/tls.crt",
+      KUBEMOOT_NATS_TLS_KEY: "/etc/kubemoot/nats/tls.key",
+    });
+    expect(sidecar.volumeMounts).toEqual([
+      { name: "kubemoot-nats", mountPath: "/etc/kubemoot/nats", readOnly: true },
+    ]);
+    expect(after.spec?.volumes).toEqual([{ name: "kubemoot-nats", secret: { secretName: "kubemoot-nats" } }]);
+    expect(() => new Pod(after as ConstructorParameters<typeof Pod>[0]).validate()).not.toThrow();
+    // A pod with volumes of its own keeps them; a second pass changes nothing.
+    const own = { ...before, spec: { ...before.spec, volumes: [{ name: "data", emptyDir: {} }] } } as PodLike;
+    const twice = apply(own, injectSidecar(own, BINDING, withSecret).patch);
+    expect(((twice.spec?.volumes ?? []) as { name: string }[]).map((v) => v.name)).toEqual(["data", "kubemoot-nats"]);
+    expect(
+      injectSidecar(twice, BINDING, withSecret).patch.filter(
+        (op) => !String((op as { path: string }).path).startsWith("/metadata"),
+      ),
+    ).toEqual([]);
+    // Half a client pair is refused when the options are read.
+    expect(() => parseInjectionOptions({ natsSecret: { name: "s", certKey: "tls.crt" } })).toThrow(
+      /certKey and keyKey/,
+    );
+  });
+
   it("property: any pod shape applies cleanly, stays a valid Pod, and a second pass is a no-op", () => {
     const envVar = fc.record({
       name: fc.constantFrom("OLLAMA_HOST", "A", "B", "KUBEMOOT_MODEL_MODEL"),

@@ -20,6 +20,8 @@ import {
   type EnvVar,
   INJECT_LABEL,
   type InjectionOptions,
+  NATS_SECRET_MOUNT,
+  NATS_SECRET_VOLUME,
   PROTECTED_NAMESPACES,
   SIDECAR_CONTAINER_NAME,
   STATUS_ANNOTATION,
@@ -84,6 +86,14 @@ export function sidecarContainer(
   ];
   if (agent.crew) vars.push({ name: "KUBEMOOT_CREW", value: agent.crew });
   if (o.natsUrl) vars.push({ name: "KUBEMOOT_NATS_URL", value: o.natsUrl });
+  const ns = o.natsSecret;
+  if (ns) {
+    const file = (k: string | undefined) => `${NATS_SECRET_MOUNT}/${k}`;
+    if (ns.credsKey) vars.push({ name: "KUBEMOOT_NATS_CREDS", value: file(ns.credsKey) });
+    if (ns.caKey) vars.push({ name: "KUBEMOOT_NATS_TLS_CA", value: file(ns.caKey) });
+    if (ns.certKey) vars.push({ name: "KUBEMOOT_NATS_TLS_CERT", value: file(ns.certKey) });
+    if (ns.keyKey) vars.push({ name: "KUBEMOOT_NATS_TLS_KEY", value: file(ns.keyKey) });
+  }
   vars.push({ name: "KUBEMOOT_STATE", value: "nats" }, { name: "KUBEMOOT_LOG_LEVEL", value: o.logLevel });
   for (const name of Object.keys(env).sort()) vars.push({ name, value: env[name]! });
   const seen = new Set(vars.map((v) => v.name));
@@ -120,6 +130,9 @@ export function sidecarContainer(
       failureThreshold: Math.max(3, Math.ceil(o.drainSeconds / 10) + 2),
     },
     resources: o.resources,
+    ...(ns
+      ? { volumeMounts: [{ name: NATS_SECRET_VOLUME, mountPath: NATS_SECRET_MOUNT, readOnly: true }] }
+      : {}),
     securityContext: {
       runAsNonRoot: true,
       runAsUser: o.runAsUser,
@@ -221,6 +234,11 @@ export function injectSidecar(
     if (only && !only.includes(String(c.name))) return;
     patch.push(...ollamaHostOps(c, i, host));
   });
+  if (options.natsSecret) {
+    const volume = { name: NATS_SECRET_VOLUME, secret: { secretName: options.natsSecret.name } };
+    if (Array.isArray(pod.spec?.volumes)) patch.push({ op: "add", path: "/spec/volumes/-", value: volume });
+    else patch.push({ op: "add", path: "/spec/volumes", value: [volume] });
+  }
   const grace = pod.spec?.terminationGracePeriodSeconds;
   const needed = options.drainSeconds + GRACE_MARGIN_SECONDS;
   if (grace === undefined || grace < needed) {

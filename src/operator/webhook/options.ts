@@ -41,7 +41,25 @@ export interface InjectionOptions {
   extraEnv: EnvVar[];
   /** Run as this user (the image's `node` user is 1000). */
   runAsUser: number;
+  /**
+   * NATS credentials and TLS for the sidecars: a Secret that must exist in each agent's
+   * namespace, mounted read-only; each key names the file for KUBEMOOT_NATS_CREDS,
+   * KUBEMOOT_NATS_TLS_CA, KUBEMOOT_NATS_TLS_CERT and KUBEMOOT_NATS_TLS_KEY. Absent: URL only.
+   */
+  natsSecret?: NatsSecret;
 }
+
+export interface NatsSecret {
+  name: string;
+  credsKey?: string;
+  caKey?: string;
+  certKey?: string;
+  keyKey?: string;
+}
+
+/** Where the sidecar finds the NATS Secret's files. */
+export const NATS_SECRET_MOUNT = "/etc/kubemoot/nats";
+export const NATS_SECRET_VOLUME = "kubemoot-nats";
 
 export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
   image: "ghcr.io/kubemoot/kubemoot-scheduler:0.1.0",
@@ -140,6 +158,30 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
           return { name: e.name, value: str(e.value ?? "", `${field}[${i}].value`) };
         });
         break;
+      case "natsSecret": {
+        if (v === null) break;
+        if (!isPlainObject(v))
+          throw invalidArgument(field, "expected {name, credsKey, caKey, certKey, keyKey}");
+        const secret: NatsSecret = { name: str(v.name, `${field}.name`) };
+        if (secret.name === "") break; // the chart renders an empty name when unset
+        for (const key of ["credsKey", "caKey", "certKey", "keyKey"] as const) {
+          if (v[key] === undefined || v[key] === "") continue;
+          secret[key] = str(v[key], `${field}.${key}`);
+        }
+        for (const k of Object.keys(v)) {
+          if (!["name", "credsKey", "caKey", "certKey", "keyKey"].includes(k)) {
+            throw invalidArgument(`${field}.${k}`, "unknown setting");
+          }
+        }
+        if ((secret.certKey === undefined) !== (secret.keyKey === undefined)) {
+          throw invalidArgument(field, "certKey and keyKey go together (mutual TLS)");
+        }
+        if (!secret.credsKey && !secret.caKey && !secret.certKey) {
+          throw invalidArgument(field, "name at least one of credsKey, caKey, certKey");
+        }
+        o.natsSecret = secret;
+        break;
+      }
       default:
         throw invalidArgument(field, "unknown setting");
     }
