@@ -227,7 +227,10 @@ describe("injectSidecar: details", () => {
     // A pod with volumes of its own keeps them; a second pass changes nothing.
     const own = { ...before, spec: { ...before.spec, volumes: [{ name: "data", emptyDir: {} }] } } as PodLike;
     const twice = apply(own, injectSidecar(own, BINDING, withSecret).patch);
-    expect(((twice.spec?.volumes ?? []) as { name: string }[]).map((v) => v.name)).toEqual(["data", "kubemoot-nats"]);
+    expect(((twice.spec?.volumes ?? []) as { name: string }[]).map((v) => v.name)).toEqual([
+      "data",
+      "kubemoot-nats",
+    ]);
     expect(
       injectSidecar(twice, BINDING, withSecret).patch.filter(
         (op) => !String((op as { path: string }).path).startsWith("/metadata"),
