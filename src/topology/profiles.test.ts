@@ -15,7 +15,7 @@ function status(
   return {
     name,
     ready,
-    reason: ready ? "Valid" : "InvalidHierarchy",
+    reason: ready ? "Accepted" : "InvalidHierarchy",
     message: "",
     levels,
     selectedNodes: Object.keys(values).sort(),

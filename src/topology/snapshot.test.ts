@@ -195,7 +195,7 @@ describe("nodeLabels sources", () => {
         ]),
       ),
     );
-    expect([s.ready, s.reason, s.selectedNodes]).toEqual([true, "Valid", ["n1", "n2"]]);
+    expect([s.ready, s.reason, s.selectedNodes]).toEqual([true, "Accepted", ["n1", "n2"]]);
   });
 
   it.each([

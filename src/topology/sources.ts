@@ -62,7 +62,7 @@ export function evaluateSource(source: TopologySource, inputs: SourceInputs): So
     return {
       ...base,
       ready: true,
-      reason: "Valid",
+      reason: "Accepted",
       message: `${selectedNodes.length} node(s) described by their labels`,
       selectedNodes,
       values: new Map(records),
@@ -95,7 +95,7 @@ export function evaluateSource(source: TopologySource, inputs: SourceInputs): So
   return {
     ...base,
     ready: true,
-    reason: "Valid",
+    reason: "Accepted",
     message: `revision ${result.revision}: ${result.nodes.size} of ${selectedNodes.length} selected node(s) described`,
     revision: result.revision,
     selectedNodes,

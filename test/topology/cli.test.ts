@@ -72,7 +72,7 @@ describe("topology on examples/topology", () => {
     expect(out.sources).toEqual({
       fabric: {
         ready: true,
-        reason: "Valid",
+        reason: "Accepted",
         message: "revision 2026-11-30.1: 11 of 11 selected node(s) described",
       },
     });
