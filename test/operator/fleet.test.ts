@@ -354,3 +354,37 @@ describe("the operator with --fleet in manifests mode", () => {
     }
   });
 });
+
+describe("what fleet placement writes and reads is declared by the CRDs (nothing a real API server would prune)", () => {
+  it("replica status (Ready, address, providerType), deployment status, the ModelProviders", async () => {
+    const { loadCrds, unknownFields } = await import("../chart/validate.js");
+    const { desiredFleet } = await import("../../src/operator/fleet/index.js");
+    const crds = loadCrds();
+    const schema = (kind: string) => crds.get(`kubemoot.ai/${kind}`)!.versions.get("v1alpha1")!;
+    const dep = { ...deployment(1), metadata: { name: "llama", namespace: NS, uid: "u-1", generation: 3 } };
+    const first = desiredFleet(
+      { deployments: [dep], clusters: [cluster("east", "10.0.0.1")], classes: [], replicas: [] },
+      { now: "2026-11-30T12:00:00Z" },
+    );
+    const emitted = [...first.replicas.values()][0]!;
+    const observed = {
+      ...emitted,
+      status: {
+        conditions: [{ type: "Ready", status: "True" }],
+        address: "http://10.0.0.1:11434",
+        providerType: "ollama",
+      },
+    };
+    expect(unknownFields(schema("ModelReplica"), observed)).toEqual([]);
+    const second = desiredFleet(
+      { deployments: [dep], clusters: [cluster("east", "10.0.0.1")], classes: [], replicas: [observed] },
+      { now: "2026-11-30T12:00:00Z" },
+    );
+    const provider = [...second.providers.values()][0]!;
+    expect(provider).toBeDefined();
+    expect(unknownFields(schema("ModelProvider"), provider)).toEqual([]);
+    const status = second.statuses[0]!.status;
+    expect(status.conditions[0]).toMatchObject({ observedGeneration: 3 });
+    expect(unknownFields(schema("ModelDeployment"), { ...dep, status })).toEqual([]);
+  });
+});
