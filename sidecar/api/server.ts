@@ -37,6 +37,12 @@ export interface ApiServer {
 }
 
 const SERVICE_NAME = SchedulerService.typeName;
+/**
+ * A gRPC health service name that stays SERVING until the process exits: the liveness probe's
+ * (readiness asks for the scheduler service, which goes NOT_SERVING while draining), so that a
+ * drain can never read as a hang.
+ */
+export const LIVENESS_SERVICE = "kubemoot.liveness";
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const shutdown = new AbortController();
@@ -48,7 +54,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     onInternalError: (err, m) => opts.onInternalError?.(err, m.name),
   });
   grpcServer.addService(definition, handlers);
-  const health = new HealthImplementation({ "": "SERVING", [SERVICE_NAME]: "SERVING" });
+  const health = new HealthImplementation({
+    "": "SERVING",
+    [SERVICE_NAME]: "SERVING",
+    [LIVENESS_SERVICE]: "SERVING",
+  });
   health.addToServer(grpcServer);
   const root = protoRoot();
   const pkg = protoLoader.loadSync(path.join(root, "kubemoot/scheduler/v1/scheduler.proto"), {

@@ -82,10 +82,12 @@ describe("injectSidecar: a labelled pod with a binding", () => {
 
   it("probes readiness and liveness over grpc.health.v1 on the API port", () => {
     const readiness = sidecar.readinessProbe as { grpc: { port: number; service: string } };
-    const liveness = sidecar.livenessProbe as { grpc: { port: number } };
+    const liveness = sidecar.livenessProbe as { grpc: { port: number; service: string } };
     expect(readiness.grpc.port).toBe(OPTIONS.apiPort);
     expect(readiness.grpc.service).toBe("kubemoot.scheduler.v1.SchedulerService");
     expect(liveness.grpc.port).toBe(OPTIONS.apiPort);
+    // A service the sidecar keeps SERVING through a drain (sidecar/api/server.ts).
+    expect(liveness.grpc.service).toBe("kubemoot.liveness");
   });
 
   it("gives the sidecar the agent's identity, NATS URL and every variable of its binding", () => {

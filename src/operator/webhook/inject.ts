@@ -115,8 +115,9 @@ export function sidecarContainer(
     ],
     env: vars,
     ports: [{ name: "kubemoot-api", containerPort: o.apiPort, protocol: "TCP" }],
-    // Readiness asks for the scheduler service (NOT_SERVING while draining); liveness for the
-    // server as a whole, with enough slack that a drain never reads as a hang.
+    // Readiness asks for the scheduler service (NOT_SERVING while draining); liveness for
+    // kubemoot.liveness, which the sidecar keeps SERVING until it exits, so a drain is never
+    // taken for a hang.
     startupProbe: { ...grpc(""), periodSeconds: 1, failureThreshold: 30 },
     readinessProbe: {
       ...grpc("kubemoot.scheduler.v1.SchedulerService"),
@@ -124,10 +125,10 @@ export function sidecarContainer(
       failureThreshold: 2,
     },
     livenessProbe: {
-      ...grpc(""),
+      ...grpc("kubemoot.liveness"),
       periodSeconds: 10,
       timeoutSeconds: 2,
-      failureThreshold: Math.max(3, Math.ceil(o.drainSeconds / 10) + 2),
+      failureThreshold: 3,
     },
     resources: o.resources,
     ...(ns
