@@ -17,7 +17,7 @@ import {
 } from "../../src/operator/fleet/index.js";
 import { kubeConfigForServer } from "../../src/operator/kube/index.js";
 import { FakeApiServer, type Obj } from "./fake-apiserver/index.js";
-import { recordingLogger, waitFor } from "./helpers.js";
+import { recordingLogger, sleep, waitFor } from "./helpers.js";
 
 const V = "kubemoot.ai/v1alpha1";
 const NS = "models";
@@ -174,6 +174,23 @@ describe("fleet placement on Kubernetes (against the FAKE API server)", () => {
     await waitFor(() => fake.get(V, "ModelProvider", NS, eastName) === undefined, "the provider removed");
     expect(fake.get(V, "ModelReplica", NS, "other-east-0")).toBeDefined();
     expect(fake.get(V, "ModelReplica", NS, eastName)).toBeDefined();
+  });
+
+  it("a failed write is retried at the next resync, and nothing is written twice", async () => {
+    fake.apply(cluster("east", "10.0.0.1"));
+    fake.apply(deployment(1));
+    fake.fail({ method: "POST", path: "/modelreplicas", status: 500, times: 2 });
+    fleet = new KubernetesFleet({ kubeConfig: kubeConfigForServer(fake.url), debounceMs: 20, resyncMs: 100 });
+    await fleet.start();
+    expect(fleet.last?.failures.length).toBe(1);
+    await waitFor(async () => (await list(fake, "modelreplicas")).length === 1, "the replica after retries");
+    const posts = fake.requestsTo("POST", "/modelreplicas");
+    expect(posts.filter((r) => r.status === 201)).toHaveLength(1);
+    // Steady state: resyncs write nothing more.
+    const writes = () => fake.requests.filter((r) => r.method !== "GET").length;
+    const before = writes();
+    await sleep(350);
+    expect(writes()).toBe(before);
   });
 
   it("says InsufficientCapacity when no cluster matches, and places once one does", async () => {
