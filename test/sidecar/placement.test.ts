@@ -338,6 +338,9 @@ describe("planning at selection", () => {
     await runAndRelease(p.placement);
     const e = await client.call("EndThread", { agent: "crew/a1", threadId: "t-1" });
     expect(e.releasedTickets).toBe(0);
+    // The test's own store follows the bucket through a watch: the sidecar's delete reaches it
+    // a moment after EndThread answers.
+    await waitUntil(async () => (await store.demand.snapshot()).intent.length === 0, 5000);
     expect((await store.demand.snapshot()).intent).toEqual([]);
   });
 
