@@ -103,7 +103,9 @@ beforeAll(async () => {
 
 afterEach(async () => {
   // Every test releases what it placed; a leaked ticket fails the test that leaked it (and is
-  // then cleared, so that one failure does not cascade into the next tests).
+  // then cleared, so that one failure does not cascade into the next tests). The test's store
+  // follows the bucket through a watch, so a release lands here a moment after it is answered.
+  await waitUntil(async () => (await liveTickets()) === 0, 2000).catch(() => undefined);
   const left = await liveTickets();
   for (const [provider, list] of await store.tickets.allTickets()) {
     for (const t of list) await store.tickets.release({ provider, ticketId: t.ticketId });
