@@ -150,9 +150,29 @@ describe("placeFleet properties", () => {
           engines: { members: { nodePoolName: string }[] }[];
         }) =>
           `${r.name}@${r.clusterName}:${r.engines.map((e) => e.members.map((m) => m.nodePoolName).join("+")).join(",")}`;
-        const again = second.deployments.flatMap((d) => d.replicas);
-        expect(again.map(where)).toEqual(emitted.map(where));
-        expect(again.every((r) => r.retained)).toBe(true);
+        const again = new Map(second.deployments.flatMap((d) => d.replicas).map((r) => [r.name, r]));
+        // Every emitted replica is kept, where it was.
+        for (const r of emitted) {
+          const kept = again.get(r.name);
+          expect(kept && where(kept)).toBe(where(r));
+          expect(kept?.retained).toBe(true);
+        }
+        // Nothing else changes, except that a deployment the first reconcile left short may
+        // gain replicas: the ledger charges kept replicas in name order, and how pods pack onto
+        // nodes depends on that order (found by this property: a foreign replica charged first
+        // in one reconcile and after ours in the next), so the next reconcile can find room the
+        // previous one did not. Growing is not churn; moving would be.
+        for (const d of second.deployments) {
+          const before = first.deployments.find((x) => x.namespace === d.namespace && x.name === d.name)!;
+          if (d.replicas.length > before.replicas.length) {
+            expect(before.conditions[0]?.status).toBe("False");
+            expect(d.replicas.length).toBeLessThanOrEqual(
+              input.deployments.find((x) => x.name === d.name)!.replicas,
+            );
+          } else {
+            expect(d.replicas.length).toBe(before.replicas.length);
+          }
+        }
       }),
       { numRuns: 100 },
     );
