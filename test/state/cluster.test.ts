@@ -97,7 +97,9 @@ describe("cluster: one of three servers dies mid-run", () => {
         replicas: 3,
         seed: 7 + id,
         claimers: 8,
-        durationMs: 14000,
+        // Long enough after the kill for an election on a loaded machine (once, in CI, no claim
+        // was granted in the 10.5 s left after the kill; the election time is logged below).
+        durationMs: 22000,
         startAt,
         holdMs: [0, 5],
         refusedPauseMs: 5,
@@ -109,6 +111,23 @@ describe("cluster: one of three servers dies mid-run", () => {
     await new Promise((r) => setTimeout(r, startAt - Date.now() + 3000));
     const killedAt = Date.now();
     await victim.kill();
+    // How long the surviving servers take to elect a new leader for the tickets stream.
+    const survivors = cluster.servers.filter((s) => s !== victim).map((s) => s.url);
+    const electionMs = await (async () => {
+      const nc2 = await connect({ servers: survivors });
+      try {
+        const jsm2 = await jetstreamManager(nc2, { timeout: 1000 });
+        while (Date.now() - killedAt < 20_000) {
+          const i = await jsm2.streams.info(`KV_${PROVIDER_TICKETS_BUCKET}`).catch(() => undefined);
+          const l = i?.cluster?.leader;
+          if (l && l !== leader) return Date.now() - killedAt;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return Number.NaN;
+      } finally {
+        await nc2.close();
+      }
+    })();
     const reports = await Promise.all(workers.map((w) => w.done));
     await follower.caughtUp(30_000);
     await follower.stop();
@@ -119,7 +138,8 @@ describe("cluster: one of three servers dies mid-run", () => {
     const errors = reports.flatMap((r) => r.errors);
     const granted = reports.flatMap((r) => r.granted);
     console.log(
-      `cluster: killed ${leader ?? "?"} (stream leader); ${okBefore} granted before, ${okAfter} after; ` +
+      `cluster: killed ${leader ?? "?"} (stream leader); new leader after ${electionMs} ms; ` +
+        `${okBefore} granted before, ${okAfter} after; ` +
         `${errors.length} unavailable errors during the election; ${checker.revisionsChecked} revisions checked, ` +
         `follower restarts ${follower.restarts}`,
     );
