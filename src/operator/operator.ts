@@ -122,19 +122,16 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const binding = files
     ? createFileBinding({ manifests: o.manifests, outDir: o.bindingsDir, logger: log })
     : createKubernetesBinding({ logger: log, ...(kubeConfig ? { kubeConfig } : {}) });
-  // Manifests mode has no API server to hold the ModelProviders fleet placement makes: the
-  // binder's source carries them in memory instead.
-  const source = files && o.fleet ? withExtraProviders(binding.source) : binding.source;
   let fleet: FileFleet | KubernetesFleet | undefined;
   if (o.fleet && files) {
     fleet = new FileFleet({
       manifests: o.manifests,
       outDir: o.bindingsDir,
       logger: log,
+      // The binder's source rescans the same files and says when they changed (below).
+      rescanMs: 0,
       ...(o.fleetFill !== undefined ? { fill: o.fleetFill } : {}),
-      onProviders: (list) => {
-        if ("setExtraProviders" in source) source.setExtraProviders(list);
-      },
+      onProviders: (list) => extras?.setExtraProviders(list),
     });
   } else if (o.fleet && kubeConfig) {
     fleet = new KubernetesFleet({
@@ -143,6 +140,15 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       ...(o.fleetFill !== undefined ? { fill: o.fleetFill } : {}),
     });
   }
+  // Manifests mode has no API server to hold the ModelProviders fleet placement makes: the
+  // binder's source carries them in memory instead, and tells the fleet when files change.
+  const fileFleet = fleet instanceof FileFleet ? fleet : undefined;
+  const extras = fileFleet
+    ? withExtraProviders(binding.source, () => {
+        fileFleet.refresh().catch((err: unknown) => log.error({ err: String(err) }, "fleet: refresh failed"));
+      })
+    : undefined;
+  const source = extras ?? binding.source;
   let reconciler: Reconciler | undefined;
   reconciler = await startReconciler({
     source,

@@ -1,6 +1,7 @@
 // A small typed reader over one parsed document: each method returns the value or undefined
 // and records an issue naming the field (the same shape as the operator's manifest issues,
 // so the CLI formats both alike).
+import { parseDuration as parseConfigDuration } from "../duration/index.js";
 import { describe, isObject, type Json, type ManifestIssue } from "../operator/manifests/index.js";
 
 export { describe, isObject, type Json };
@@ -76,11 +77,15 @@ export class Reader {
   }
 }
 
-/** Go-style durations ("30s", "5m", "1h30m", "250ms") in milliseconds. */
+/**
+ * A duration in milliseconds ("30s", "5m", "1h30m", "250ms"), or undefined when the text is not
+ * one: the operator's own parser (src/duration), so that the dry run and the operator accept
+ * the same TopologySource durations.
+ */
 export function parseDuration(text: string): number | undefined {
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]!]!;
-  return total;
+  try {
+    return parseConfigDuration(text, "duration", { minMs: 0 });
+  } catch {
+    return undefined;
+  }
 }

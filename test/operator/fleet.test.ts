@@ -372,6 +372,51 @@ describe("the operator with --fleet in manifests mode", () => {
   });
 });
 
+describe("the operator with --fleet in manifests mode follows changes", () => {
+  it("re-places when the binder's source sees the manifests change (no scan of its own)", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    const { stringify } = await import("yaml");
+    const { pino } = await import("pino");
+    const { startOperator } = await import("../../src/operator/index.js");
+    const { openStateStore } = await import("../../src/state/index.js");
+    const dir = await mkdtemp(join(tmpdir(), "kubemoot-fleet-watch-"));
+    const manifests = join(dir, "m");
+    await mkdir(manifests);
+    await writeFile(
+      join(manifests, "fleet.yaml"),
+      [cluster("east", "10.0.0.1"), deployment(1)].map((o) => stringify(o)).join("---\n"),
+    );
+    const state = await openStateStore("memory");
+    const op = await startOperator({
+      manifests: [manifests],
+      bindingsDir: join(dir, "out"),
+      state,
+      logger: pino({ level: "silent" }),
+      probeIntervalMs: 60_000,
+      fleet: true,
+    });
+    const replicas = async () =>
+      parseAllDocuments(await readFile(join(dir, "out", FLEET_DIR, REPLICAS_FILE), "utf8")).map(
+        (d) => d.toJS() as Obj,
+      );
+    try {
+      expect((await replicas()).map((r) => spec(r).clusterName)).toEqual(["east"]);
+      await writeFile(
+        join(manifests, "fleet.yaml"),
+        [cluster("east", "10.0.0.1"), cluster("west", "10.0.1.1"), deployment(2)]
+          .map((o) => stringify(o))
+          .join("---\n"),
+      );
+      await waitFor(async () => (await replicas()).length === 2, "a second replica after the change", 15_000);
+      expect((await replicas()).map((r) => spec(r).clusterName).sort()).toEqual(["east", "west"]);
+    } finally {
+      await op.stop();
+      await state.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("what fleet placement writes and reads is declared by the CRDs (nothing a real API server would prune)", () => {
   it("replica status (Ready, address, providerType), deployment status, the ModelProviders", async () => {
     const { loadCrds, unknownFields } = await import("../chart/validate.js");

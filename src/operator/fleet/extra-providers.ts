@@ -14,7 +14,12 @@ export interface SourceWithExtras extends ManifestSource {
   setExtraProviders(objects: readonly RawObject[]): void;
 }
 
-export function withExtraProviders(inner: ManifestSource): SourceWithExtras {
+/**
+ * `onSourceChange` hears the inner source's own changes (not the extra providers'): the fleet
+ * re-reads the manifests only when the binder's source found them changed, instead of scanning
+ * the same files on a timer of its own.
+ */
+export function withExtraProviders(inner: ManifestSource, onSourceChange?: () => void): SourceWithExtras {
   let extra: ModelProvider[] = [];
   let listener: ChangeListener | undefined;
   const merged = (own: readonly ModelProvider[]): ModelProvider[] => {
@@ -26,7 +31,10 @@ export function withExtraProviders(inner: ManifestSource): SourceWithExtras {
     statusAuthority: inner.statusAuthority,
     start(onChange: ChangeListener) {
       listener = onChange;
-      return inner.start(onChange);
+      return inner.start((reason) => {
+        onChange(reason);
+        onSourceChange?.();
+      });
     },
     snapshot(): ClusterSnapshot {
       const s = inner.snapshot();

@@ -9,7 +9,6 @@
 // withExtraProviders) — never written into the manifests.
 import { resolve } from "node:path";
 import { stringify } from "yaml";
-import type { FLEET_KINDS } from "../../fleet/index.js";
 import { readDocuments } from "../manifests/index.js";
 import { atomicWrite } from "../sources/file-sink.js";
 import { type Logger, silentLogger } from "../sources/types.js";
@@ -37,30 +36,18 @@ export async function readFleetObjects(
   paths: readonly string[],
   ignore: readonly string[] = [],
 ): Promise<FleetObjects> {
-  const out = {
-    deployments: [] as RawObject[],
-    clusters: [] as RawObject[],
-    classes: [] as RawObject[],
-    replicas: [] as RawObject[],
-  };
+  const out: FleetObjects = { deployments: [], clusters: [], classes: [], replicas: [] };
+  const byKind = new Map<unknown, RawObject[]>([
+    ["ModelDeployment", out.deployments as RawObject[]],
+    ["InferenceCluster", out.clusters as RawObject[]],
+    ["InferenceClass", out.classes as RawObject[]],
+    ["ModelReplica", out.replicas as RawObject[]],
+  ]);
   const { docs } = await readDocuments(paths, ignore);
   for (const { value } of docs) {
     const v = value as RawObject | null;
     if (!v || typeof v !== "object" || v.apiVersion !== "kubemoot.ai/v1alpha1") continue;
-    switch (v.kind as (typeof FLEET_KINDS)[number]) {
-      case "ModelDeployment":
-        out.deployments.push(v);
-        break;
-      case "InferenceCluster":
-        out.clusters.push(v);
-        break;
-      case "InferenceClass":
-        out.classes.push(v);
-        break;
-      case "ModelReplica":
-        out.replicas.push(v);
-        break;
-    }
+    byKind.get(v.kind)?.push(v);
   }
   return out;
 }

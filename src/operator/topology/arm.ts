@@ -1,9 +1,10 @@
 // The one arm of a TopologySource spec, checked and with its durations in ms. Only the arm is
 // read here (nodeSelector and levels belong to the topology model); the first problem throws
 // InvalidArgument naming the field, so a bad object is reported, never half-used.
+
+import { parseDuration } from "../../duration/index.js";
 import { invalidArgument } from "../../errors/index.js";
 import { checkCredential, type WebhookCredential } from "./credential.js";
-import { parseDuration } from "./duration.js";
 import { checkWebhookUrl } from "./webhook.js";
 
 export interface NodeLabelsArm {

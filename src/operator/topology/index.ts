@@ -2,6 +2,8 @@
 // guarded webhook fetch, a per-source tracker that keeps the last accepted snapshot and
 // computes the status at a given time, and a poller that drives it. Snapshot validation is
 // injected (the pure topology model owns it).
+
+export { type DurationBounds, formatDuration, parseDuration } from "../../duration/index.js";
 export {
   type ConfigMapArm,
   type NodeLabelsArm,
@@ -27,7 +29,6 @@ export {
   type WebhookCredential,
 } from "./credential.js";
 export { type ParsedDocument, parseSnapshotText } from "./document.js";
-export { type DurationBounds, formatDuration, parseDuration } from "./duration.js";
 export {
   CONFIGMAP_RECHECK_MS,
   pollIntervalFor,

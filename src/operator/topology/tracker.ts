@@ -7,10 +7,11 @@
 // snapshot does not refresh freshness, as it says nothing current we may use.
 //
 // Time is always passed in; the only I/O is the arm's read (see ./reader.ts).
+
+import { formatDuration } from "../../duration/index.js";
 import { KubemootError } from "../../errors/index.js";
 import type { TopologySourceArm } from "./arm.js";
 import { parseSnapshotText } from "./document.js";
-import { formatDuration } from "./duration.js";
 import { armReader, type SnapshotReader, type SnapshotReaderDeps } from "./reader.js";
 
 /**

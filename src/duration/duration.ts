@@ -1,7 +1,7 @@
-// Kubernetes-style durations as the TopologySource CRD writes them (metav1.Duration, i.e. Go's
+// Kubernetes-style durations as CRDs write them (metav1.Duration, i.e. Go's
 // time.ParseDuration): "30s", "5m", "1h", "1h30m", "1.5h", "250ms". We keep millisecond
 // precision, so the sub-millisecond units (ns, us, µs) are refused rather than rounded to zero.
-import { invalidArgument, type KubemootError } from "../../errors/index.js";
+import { invalidArgument, type KubemootError } from "../errors/index.js";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const TERM = /(\d+(?:\.\d*)?|\.\d+)([a-zA-Zµμ]*)/y;

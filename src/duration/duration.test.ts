@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import { formatDuration, parseDuration } from "./duration.js";
 
 describe("parseDuration", () => {
