@@ -1,19 +1,20 @@
-// One port for every way of calling the sidecar: gRPC over HTTP/2 (served by grpc-js, with
-// grpc.health.v1 and server reflection) and, over HTTP/1.1, Connect JSON and gRPC-Web (served by
-// connect-node) plus /metrics, /healthz (liveness) and /readyz (readiness). The first bytes of
-// each connection decide: an HTTP/2 client preface starts with "PRI".
+// One port for every way of calling the sidecar: gRPC over HTTP/2 (our lean server in ./grpc,
+// with grpc.health.v1 and server reflection) and, over HTTP/1.1, Connect JSON and gRPC-Web
+// (served by connect-node) plus /metrics, /healthz (liveness) and /readyz (readiness). The
+// first bytes of each connection decide: an HTTP/2 client preface starts with "PRI".
 import http from "node:http";
+import http2 from "node:http2";
 import net from "node:net";
-import path from "node:path";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation } from "grpc-health-check";
-import { SchedulerService } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
-import { grpcService } from "./grpc-adapter.js";
-import { protoRoot } from "./proto-path.js";
+import {
+  file_kubemoot_scheduler_v1_scheduler,
+  SchedulerService,
+} from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { GrpcCode, type GrpcMethod, GrpcStatusError, grpcStreamHandler } from "./grpc/index.js";
+import { createHealth, HEALTH_SERVICE } from "./health.js";
+import { createReflection, REFLECTION_SERVICES } from "./reflection.js";
+import { serviceMethods } from "./service-methods.js";
 
 export interface ApiServerOptions {
   /** Host to listen on; 127.0.0.1 by default (the agent is in the same pod). */
@@ -48,24 +49,32 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const shutdown = new AbortController();
   let serving = true;
 
-  const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": opts.maxBodyBytes ?? 4 << 20 });
-  const { definition, handlers } = grpcService(SchedulerService, opts.impl as never, {
-    shutdownSignal: shutdown.signal,
-    onInternalError: (err, m) => opts.onInternalError?.(err, m.name),
-  });
-  grpcServer.addService(definition, handlers);
-  const health = new HealthImplementation({
+  const health = createHealth({
     "": "SERVING",
     [SERVICE_NAME]: "SERVING",
     [LIVENESS_SERVICE]: "SERVING",
   });
-  health.addToServer(grpcServer);
-  const root = protoRoot();
-  const pkg = protoLoader.loadSync(path.join(root, "kubemoot/scheduler/v1/scheduler.proto"), {
-    includeDirs: [root],
+  const methods = new Map<string, GrpcMethod>([
+    ...serviceMethods(SchedulerService, opts.impl as never),
+    ...health.methods,
+    ...reflectionMethods(),
+  ]);
+  const h2 = http2.createServer();
+  h2.on(
+    "stream",
+    grpcStreamHandler({
+      methods,
+      maxReceiveBytes: opts.maxBodyBytes ?? 4 << 20,
+      shutdownSignal: shutdown.signal,
+      onInternalError: (err, path) => opts.onInternalError?.(err, path.slice(path.lastIndexOf("/") + 1)),
+    }),
+  );
+  const sessions = new Set<http2.Http2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+    session.on("error", () => session.destroy());
   });
-  new ReflectionService(pkg).addToServer(grpcServer);
-  const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
 
   const connectHandler = connectNodeAdapter({
     routes: (router) => router.service(SchedulerService, opts.impl),
@@ -108,7 +117,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       socket.unshift(head);
       // HTTP/2 sessions take already-buffered bytes from the socket themselves; resuming it
       // here would hand them to a 'data' listener instead.
-      if (head.subarray(0, 3).toString("latin1") === "PRI") injector.injectConnection(socket);
+      if (head.subarray(0, 3).toString("latin1") === "PRI") h2.emit("connection", socket);
       else {
         http1.emit("connection", socket);
         socket.resume();
@@ -134,20 +143,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     async close() {
       shutdown.abort();
       // Stop accepting first; the listener's own close resolves only once every connection
-      // it handed out has ended, so it is awaited last.
+      // it handed out has ended, so it is awaited last. HTTP/2 sessions get a GOAWAY: calls in
+      // flight finish, new ones go elsewhere; whatever is left after 5 s is cut.
       const frontClosed = new Promise<void>((resolve) => front.close(() => resolve()));
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          grpcServer.forceShutdown();
-          resolve();
-        }, 5_000);
-        force.unref();
-        grpcServer.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
-      injector.destroy();
+      await Promise.race([
+        Promise.all(
+          [...sessions].map((session) => new Promise<void>((resolve) => session.close(() => resolve()))),
+        ),
+        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+      ]);
+      for (const session of sessions) session.destroy();
       http1.closeAllConnections();
       const http1Closed = new Promise<void>((resolve) => http1.close(() => resolve()));
       for (const s of sockets) s.destroy();
@@ -159,4 +164,30 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+/** Server reflection (v1 and v1alpha) over the scheduler's descriptors, for grpcurl and friends. */
+function reflectionMethods(): [string, GrpcMethod][] {
+  const reflect = createReflection({
+    files: [file_kubemoot_scheduler_v1_scheduler],
+    extraServices: [HEALTH_SERVICE],
+  });
+  const method: GrpcMethod = {
+    kind: "bidi_streaming",
+    handle: async (requests, _call, send) => {
+      for await (const request of requests) {
+        let response: Uint8Array;
+        try {
+          response = reflect(request);
+        } catch (err) {
+          throw new GrpcStatusError(
+            GrpcCode.INVALID_ARGUMENT,
+            err instanceof Error ? err.message : String(err),
+          );
+        }
+        await send(response);
+      }
+    },
+  };
+  return REFLECTION_SERVICES.map((service) => [`/${service}/ServerReflectionInfo`, method]);
 }
