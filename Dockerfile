@@ -32,7 +32,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
-# package.json marks the root the process finds proto/ from; owned by root, read-only to `node`.
+# package.json marks the repository root the process resolves paths from; proto/ ships as the
+# API's reference (reflection serves the compiled-in descriptors). Owned by root, read-only to `node`.
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

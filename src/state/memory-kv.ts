@@ -87,6 +87,8 @@ interface Watcher {
   queue: AsyncQueue<KvEntry>;
 }
 
+const NO_VALUE = new Uint8Array(0);
+
 class MemoryBucket implements KvBucket {
   /** Last entry per key, tombstones included; Map order = write order = revision order. */
   private readonly entries = new Map<string, KvEntry>();
@@ -185,7 +187,8 @@ class MemoryBucket implements KvBucket {
     const entry: KvEntry = {
       bucket: this.name,
       key,
-      value: value.slice(),
+      // Tombstones share one empty value: a bucket keeps them for its whole TTL.
+      value: value.byteLength === 0 ? NO_VALUE : value.slice(),
       revision: ++this.seq,
       operation,
       createdMs: this.now(),
