@@ -3,6 +3,7 @@
 // emulated GPU; RSS is read from /proc/<pid>/status. Target: ≤ 100 MB, and 20k within 10 % of 10k.
 import { readFileSync } from "node:fs";
 import { startEmulator } from "../../src/emulator/index.js";
+import { DEFAULT_INJECTION_OPTIONS, sidecarRuntimeEnv } from "../../src/operator/webhook/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { markdownTable, runInfo, writeResult } from "../lib/report.js";
@@ -11,11 +12,19 @@ const CYCLES = Number(process.env.BENCH_MEMORY_CYCLES ?? 10_000);
 const PROXIED_PER_PHASE = Math.max(1, Math.round(CYCLES / 20));
 const CONCURRENCY = 16;
 /**
- * V8 grows its heap lazily when nothing bounds it (RSS 92 → 224 MB over 20k cycles here with
- * the defaults, while the live heap stays small); the sidecar's container bounds it. Override
- * with BENCH_SIDECAR_NODE_OPTIONS ("" for Node's defaults).
+ * The sidecar runs as the webhook injects it (chart values sidecar.nodeOptions and
+ * sidecar.mallocArenaMax): V8 grows its heap lazily when nothing bounds it (RSS 92 → 224 MB
+ * over 20k cycles here with Node's defaults, while the live heap stays small). Override the
+ * options with BENCH_SIDECAR_NODE_OPTIONS ("" for Node's defaults).
  */
-const SIDECAR_NODE_OPTIONS = "--max-semi-space-size=2 --max-old-space-size=96";
+const RUNTIME_ENV: Record<string, string> = Object.fromEntries(
+  sidecarRuntimeEnv({
+    ...DEFAULT_INJECTION_OPTIONS,
+    ...(process.env.BENCH_SIDECAR_NODE_OPTIONS !== undefined
+      ? { nodeOptions: process.env.BENCH_SIDECAR_NODE_OPTIONS }
+      : {}),
+  }).map((e) => [e.name, e.value]),
+);
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -55,8 +64,7 @@ export async function run(): Promise<void> {
     ],
     {
       KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50}]',
-      // How the sidecar's container would run it (see the README): a bounded V8 heap.
-      NODE_OPTIONS: process.env.BENCH_SIDECAR_NODE_OPTIONS ?? SIDECAR_NODE_OPTIONS,
+      ...RUNTIME_ENV,
     },
   );
   const pid = sidecar.proc.pid!;
@@ -103,7 +111,8 @@ export async function run(): Promise<void> {
       growth_20k_over_10k: Math.round((at20k / at10k) * 1000) / 1000,
       cycles_per_phase: CYCLES,
       proxied_calls_per_phase: PROXIED_PER_PHASE,
-      sidecar_node_options: process.env.BENCH_SIDECAR_NODE_OPTIONS ?? SIDECAR_NODE_OPTIONS,
+      sidecar_node_options: RUNTIME_ENV.NODE_OPTIONS ?? "",
+      sidecar_malloc_arena_max: RUNTIME_ENV.MALLOC_ARENA_MAX ?? "",
     };
     writeResult("memory", { ...runInfo(null), ...result });
     process.stdout.write(`${markdownTable([result])}\n`);

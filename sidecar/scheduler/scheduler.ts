@@ -153,7 +153,7 @@ export interface SchedulerOptions {
   /** Epoch ms; default Date.now. */
   now?: () => number;
   hooks?: SchedulerHooks;
-  /** How many released attributions are kept for Attribute; default 10 000. */
+  /** How many attributions are kept for Attribute; default 2,048 (released ones go first). */
   attributionCapacity?: number;
 }
 
@@ -170,7 +170,12 @@ interface Record_ extends AttributionOut {
   expiresAtMs: number;
 }
 
-const DEFAULT_ATTRIBUTION_CAPACITY = 10_000;
+/**
+ * Calls remembered for Attribute (the oldest released ones are forgotten first): an agent asks
+ * about a call it has just made, and 2,048 covers over half an hour of a busy agent calling
+ * every second, at ≈ 0.45 KB of heap each (10,000 held ≈ 4.5 MB in the memory bench).
+ */
+const DEFAULT_ATTRIBUTION_CAPACITY = 2048;
 
 /**
  * How long a use of a model waits for more uses before it is written (ms): the decayed rate

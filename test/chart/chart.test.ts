@@ -9,7 +9,12 @@ import jsonpatch from "fast-json-patch";
 import { Pod } from "kubernetes-models/v1/Pod";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { injectSidecar, type PodLike, parseInjectionOptions } from "../../src/operator/webhook/index.js";
+import {
+  DEFAULT_INJECTION_OPTIONS,
+  injectSidecar,
+  type PodLike,
+  parseInjectionOptions,
+} from "../../src/operator/webhook/index.js";
 import { CHART_DIR, type K8sObject, lint, ROOT, renderChart, renderError } from "./render.js";
 import { ObjectValidator } from "./validate.js";
 
@@ -163,6 +168,11 @@ describe.each(BUNDLES)("chart with the $name", ({ name, files }) => {
       | undefined;
     expect(cm).toBeDefined();
     const options = parseInjectionOptions(JSON.parse(cm!.data["sidecar.json"]!), "sidecar.json");
+    // The chart's defaults are the ones bench memory measures the sidecar with.
+    expect([options.nodeOptions, options.mallocArenaMax]).toEqual([
+      DEFAULT_INJECTION_OPTIONS.nodeOptions,
+      DEFAULT_INJECTION_OPTIONS.mallocArenaMax,
+    ]);
     const pod: PodLike = {
       apiVersion: "v1",
       kind: "Pod",

@@ -25,6 +25,7 @@ export {
   parseInjectionOptions,
   SIDECAR_CONTAINER_NAME,
   STATUS_ANNOTATION,
+  sidecarRuntimeEnv,
 } from "./options.js";
 export {
   type InjectionWebhook,

@@ -193,6 +193,27 @@ describe("injectSidecar: details", () => {
     expect(l.spec?.terminationGracePeriodSeconds).toBe(300);
   });
 
+  it("runs the sidecar with a bounded V8 heap and two malloc arenas, which extraEnv can override", () => {
+    const before = pod({ labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "analyst" } });
+    const env = envOf(inits(apply(before, injectSidecar(before, BINDING, OPTIONS).patch))[0]!);
+    expect(env.NODE_OPTIONS).toBe("--max-old-space-size=48 --max-semi-space-size=1");
+    expect(env.MALLOC_ARENA_MAX).toBe("2");
+    const own: InjectionOptions = {
+      ...OPTIONS,
+      extraEnv: [{ name: "NODE_OPTIONS", value: "--max-old-space-size=128" }],
+      mallocArenaMax: 0,
+    };
+    const container = inits(apply(before, injectSidecar(before, BINDING, own).patch))[0]!;
+    const names = (container.env ?? []).map((e) => e.name);
+    expect(names.filter((n) => n === "NODE_OPTIONS")).toHaveLength(1);
+    expect(envOf(container).NODE_OPTIONS).toBe("--max-old-space-size=128");
+    expect(names).not.toContain("MALLOC_ARENA_MAX");
+    const none = { ...OPTIONS, nodeOptions: "", mallocArenaMax: 0 };
+    expect(
+      envOf(inits(apply(before, injectSidecar(before, BINDING, none).patch))[0]!).NODE_OPTIONS,
+    ).toBeUndefined();
+  });
+
   it("sets KUBEMOOT_CREW from the crew label, namespaced", () => {
     const before = pod({
       labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "analyst", "kubemoot.ai/crew": "pilot" },
@@ -310,6 +331,8 @@ describe("parseInjectionOptions", () => {
     expect(o.apiPort).toBe(50052);
     expect(o.proxyPort).toBe(DEFAULT_INJECTION_OPTIONS.proxyPort);
     expect(o.resources).toEqual({ limits: { memory: "1Gi" } });
+    const mem = parseInjectionOptions({ nodeOptions: "--max-old-space-size=64", mallocArenaMax: 0 });
+    expect([mem.nodeOptions, mem.mallocArenaMax]).toEqual(["--max-old-space-size=64", 0]);
   });
 
   it.each([
@@ -320,6 +343,10 @@ describe("parseInjectionOptions", () => {
     [{ runAsUser: 0 }, "runAsUser"],
     [{ imagee: "x" }, "imagee"],
     [{ extraEnv: [{ value: "x" }] }, "extraEnv[0]"],
+    [{ nodeOptions: "max-old-space-size=48" }, "nodeOptions"],
+    [{ nodeOptions: 48 }, "nodeOptions"],
+    [{ mallocArenaMax: -1 }, "mallocArenaMax"],
+    [{ mallocArenaMax: 1.5 }, "mallocArenaMax"],
   ])("rejects %j naming %s", (raw, field) => {
     expect(() => parseInjectionOptions(raw)).toThrow(field);
   });

@@ -25,6 +25,7 @@ import {
   PROTECTED_NAMESPACES,
   SIDECAR_CONTAINER_NAME,
   STATUS_ANNOTATION,
+  sidecarRuntimeEnv,
 } from "./options.js";
 
 /** What the webhook needs of an Agent's binding (the reconciler's AgentResult fits). */
@@ -98,6 +99,10 @@ export function sidecarContainer(
   for (const name of Object.keys(env).sort()) vars.push({ name, value: env[name]! });
   const seen = new Set(vars.map((v) => v.name));
   for (const v of o.extraEnv) if (!seen.has(v.name)) vars.push(v);
+  // After extraEnv, so that an operator's own NODE_OPTIONS or MALLOC_ARENA_MAX wins.
+  for (const v of sidecarRuntimeEnv(o)) {
+    if (!vars.some((e) => e.name === v.name)) vars.push(v);
+  }
   const grpc = (service: string) => ({ grpc: { port: o.apiPort, service } });
   return {
     name: SIDECAR_CONTAINER_NAME,
