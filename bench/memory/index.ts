@@ -1,10 +1,14 @@
 // bench memory — sidecar RSS idle, after 10k and after 20k Place/Release cycles and proxied
-// calls (spec/benchmarks.md). The sidecar is a real process on the embedded store probing an
-// emulated GPU; RSS is read from /proc/<pid>/status. Target: ≤ 100 MB, and 20k within 10 % of 10k.
+// calls (spec/benchmarks.md). The sidecar is a real process as deployed: shared state on a real
+// nats-server (not the embedded store, which would hold the whole bucket — every release's
+// tombstone for the bucket TTL — in the sidecar's own memory), the runtime env the webhook
+// injects, and an emulated GPU it probes itself; RSS is read from /proc/<pid>/status.
+// Target: ≤ 100 MB, and 20k within 10 % of 10k.
 import { readFileSync } from "node:fs";
 import { startEmulator } from "../../src/emulator/index.js";
 import { DEFAULT_INJECTION_OPTIONS, sidecarRuntimeEnv } from "../../src/operator/webhook/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
+import { NatsServer } from "../../test/helpers/nats-server.js";
 import { startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { markdownTable, runInfo, writeResult } from "../lib/report.js";
 
@@ -51,10 +55,11 @@ export async function run(): Promise<void> {
     timeScale: 0.001,
     tokensPerS: 100_000,
   });
+  const nats = await NatsServer.start();
   const sidecar = await startSidecarProcess(
     [
-      "--state",
-      "memory",
+      "--nats",
+      nats.url,
       "--agent",
       "bench/mem",
       "--proxy-listen",
@@ -123,5 +128,6 @@ export async function run(): Promise<void> {
     client.close();
     await sidecar.stop();
     await emulator.close();
+    await nats.dispose();
   }
 }

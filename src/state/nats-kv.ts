@@ -333,10 +333,19 @@ function toStateError(err: unknown, bucket: string, key: string, kind: FailureKi
   return stateUnavailable(`${bucket}/${key}: ${message(err)}`, err);
 }
 
+/**
+ * A copy of a key that shares no memory with its message. The client slices keys out of their
+ * subjects, so a key kept for long (a tombstone stays in a copy for the bucket's TTL) would keep
+ * the whole subject alive: ≈ 1.5 MB per 20,000 releases in bench memory.
+ */
+function ownKey(key: string): string {
+  return Buffer.from(key, "utf8").toString("utf8");
+}
+
 function toEntry(e: NatsKvEntry): KvEntry {
   return {
     bucket: e.bucket,
-    key: e.key,
+    key: ownKey(e.key),
     value: e.value,
     revision: e.revision,
     operation: e.operation,
