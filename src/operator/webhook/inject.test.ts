@@ -196,7 +196,7 @@ describe("injectSidecar: details", () => {
   it("runs the sidecar with a bounded V8 heap and two malloc arenas, which extraEnv can override", () => {
     const before = pod({ labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "analyst" } });
     const env = envOf(inits(apply(before, injectSidecar(before, BINDING, OPTIONS).patch))[0]!);
-    expect(env.NODE_OPTIONS).toBe("--max-old-space-size=48 --max-semi-space-size=1");
+    expect(env.NODE_OPTIONS).toBe("--max-old-space-size=80 --max-semi-space-size=1");
     expect(env.MALLOC_ARENA_MAX).toBe("2");
     const own: InjectionOptions = {
       ...OPTIONS,
