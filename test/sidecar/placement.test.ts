@@ -353,8 +353,13 @@ describe("planning at selection", () => {
       candidates: cands(["qwen3:8b", 50]),
     });
     expect(c.result).toBe("planned");
-    expect(await liveTickets()).toBe(1);
+    // The test's own store follows the bucket through a watch: the plan's ticket, written
+    // before Commit answered, reaches it a moment later (a read within the freshness bound
+    // does not wait for writes made by other processes).
+    await waitUntil(async () => (await liveTickets()) === 1, 5000).catch(() => undefined);
+    const seen = await liveTickets();
     const e = await client.call("EndThread", { agent: "crew/a1", threadId: "t-2" });
+    expect(seen).toBe(1);
     expect(e.releasedTickets).toBe(1);
   });
 });
