@@ -7,6 +7,7 @@ import type { DescEnum, DescFile, DescMessage } from "@bufbuild/protobuf";
 import { toBinary } from "@bufbuild/protobuf";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { GrpcCode } from "./grpc/index.js";
 
 export interface ReflectionOptions {
   /** Files whose services are listed and whose descriptors (and their dependencies, transitively) are served. */
@@ -20,8 +21,7 @@ export const REFLECTION_SERVICES: readonly string[] = [
   "grpc.reflection.v1alpha.ServerReflection",
 ];
 
-const INVALID_ARGUMENT = 3;
-const NOT_FOUND = 5;
+const { INVALID_ARGUMENT, NOT_FOUND } = GrpcCode;
 
 type MessageRequest =
   | { kind: "none" }

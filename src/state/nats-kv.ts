@@ -336,7 +336,8 @@ function toStateError(err: unknown, bucket: string, key: string, kind: FailureKi
 /**
  * A copy of a key that shares no memory with its message. The client slices keys out of their
  * subjects, so a key kept for long (a tombstone stays in a copy for the bucket's TTL) would keep
- * the whole subject alive: ≈ 1.5 MB per 20,000 releases in bench memory.
+ * the whole subject alive: a heap snapshot after bench memory's 20,000 releases held 21,000
+ * subjects (1.8 MB) for their keys.
  */
 function ownKey(key: string): string {
   return Buffer.from(key, "utf8").toString("utf8");

@@ -7,6 +7,7 @@ import { ErrorCode } from "../../src/errors/index.js";
 import { openStateStore } from "../../src/state/index.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { makeTestPki, type TestPki } from "../helpers/pki.js";
+import { providerState } from "../helpers/state-fixtures.js";
 
 describe("shared state over NATS with mutual TLS", () => {
   let pki: TestPki;
@@ -41,21 +42,7 @@ describe("shared state over NATS with mutual TLS", () => {
     });
     const store = await openStateStore(nats.url, options);
     try {
-      await store.providerWriter.publish({
-        name: "gpu",
-        endpoint: "http://gpu:11434",
-        maxParallel: 1,
-        activeCount: 0,
-        queueDepth: 0,
-        loadedModels: [],
-        ready: true,
-        lastProbedAt: new Date().toISOString(),
-        totalVramMiB: 24563,
-        loadedModelFootprintsMiB: {},
-        availableModelFootprintsMiB: {},
-        contextLength: 8192,
-        loadedModelContextLengths: {},
-      });
+      await store.providerWriter.publish(providerState("gpu"));
       const states = await store.providers.list();
       expect(states.map((s) => s.name)).toContain("gpu");
     } finally {

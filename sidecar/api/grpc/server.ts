@@ -3,7 +3,7 @@
 // inference call twice (Place, Release) and the general-purpose servers cost more per call:
 // on this machine a grpc-js client's no-op call took ~0.34 ms against a bare node:http2
 // answer, ~0.4–0.65 ms against a grpc-js server and ~0.9 ms against connect-node's gRPC
-// (bench/place's measurements are in the README). Only the identity encoding is offered.
+// (the figures are in the README). Only the identity encoding is offered.
 import type http2 from "node:http2";
 import { frameMessage, MessageReader } from "./framing.js";
 import { encodeGrpcMessage, GrpcCode, GrpcStatusError, parseGrpcTimeout } from "./status.js";

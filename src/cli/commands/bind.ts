@@ -3,6 +3,7 @@ import type { ProviderState } from "../../core/shapes.js";
 import { invalidArgument } from "../../errors/index.js";
 import { loadManifests, loadProviderStateFile, toSnapshot } from "../../operator/manifests/index.js";
 import type { Command, FlagValues } from "../command.js";
+import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
 // The binder's dry run (spec/binding.md "`bind` dry run"): manifests in, the operator's
 // decisions out as one JSON document, without a cluster.
@@ -25,19 +26,14 @@ export const command: Command = {
   ].join("\n"),
   available: true,
   flags: {
-    manifests: {
-      type: "string",
-      multiple: true,
-      description: "a directory (read recursively) or file of manifests",
-      value: "DIR",
-    },
+    ...MANIFESTS_FLAG,
     state: {
       type: "string",
       description:
         "provider state (JSON/YAML: an object keyed by provider name, or a list) overlaid on the providers",
       value: "FILE",
     },
-    output: { type: "string", default: "json", description: "output format (json)", value: "json" },
+    ...JSON_OUTPUT_FLAG,
     strategy: {
       type: "string",
       default: "spread",
@@ -82,10 +78,7 @@ interface BindFlags {
 }
 
 function readOptions(flags: FlagValues): BindFlags {
-  const manifests = (flags.manifests as string[] | undefined) ?? [];
-  if (manifests.length === 0) throw invalidArgument("--manifests", "required: a directory of manifests");
-  if (flags.output !== "json")
-    throw invalidArgument("--output", `only json is supported, got "${flags.output}"`);
+  const manifests = manifestPaths(flags);
   const strategy = flags.strategy;
   if (strategy !== "spread" && strategy !== "binpack") {
     throw invalidArgument("--strategy", `expected spread or binpack, got "${strategy}"`);

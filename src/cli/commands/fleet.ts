@@ -1,7 +1,7 @@
-import { invalidArgument } from "../../errors/index.js";
 import { parseFleetDocuments, placeFleet, toDryRun } from "../../fleet/index.js";
 import { manifestError, readDocuments } from "../../operator/manifests/index.js";
 import type { Command, FlagValues } from "../command.js";
+import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
 // The fleet scheduler's dry run (spec/fleet.md "`fleet` dry run"): manifests in, the replicas
 // each ModelDeployment would have and its ReplicasScheduled condition out, without a cluster.
@@ -27,13 +27,8 @@ export const command: Command = {
   ].join("\n"),
   available: true,
   flags: {
-    manifests: {
-      type: "string",
-      multiple: true,
-      description: "a directory (read recursively) or file of manifests",
-      value: "DIR",
-    },
-    output: { type: "string", default: "json", description: "output format (json)", value: "json" },
+    ...MANIFESTS_FLAG,
+    ...JSON_OUTPUT_FLAG,
     "no-fill": { type: "boolean", description: "retain existing replicas without placing new ones" },
   },
   run: async (flags) => {
@@ -51,10 +46,6 @@ export const command: Command = {
 };
 
 function readOptions(flags: FlagValues): { manifests: string[]; noFill: boolean } {
-  const manifests = (flags.manifests as string[] | undefined) ?? [];
-  if (manifests.length === 0) throw invalidArgument("--manifests", "required: a directory of manifests");
-  if (flags.output !== "json") {
-    throw invalidArgument("--output", `only json is supported, got "${flags.output}"`);
-  }
+  const manifests = manifestPaths(flags);
   return { manifests, noFill: flags["no-fill"] === true };
 }

@@ -3,6 +3,7 @@ import { ErrorCode, invalidArgument, KubemootError } from "../../errors/index.js
 import { manifestError, readDocuments } from "../../operator/manifests/index.js";
 import { parseTopologyManifests, planTopology, toDryRun, toKueue } from "../../topology/index.js";
 import type { Command, FlagValues } from "../command.js";
+import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
 // The topology dry run (spec/topology.md "`topology` dry run"): manifests in, source status,
 // hierarchy profiles and gang admission out as JSON — or, with --emit kueue, the Kueue objects
@@ -34,13 +35,8 @@ export const command: Command = {
   ].join("\n"),
   available: true,
   flags: {
-    manifests: {
-      type: "string",
-      multiple: true,
-      description: "a directory (read recursively) or file of manifests",
-      value: "DIR",
-    },
-    output: { type: "string", default: "json", description: "output format (json)", value: "json" },
+    ...MANIFESTS_FLAG,
+    ...JSON_OUTPUT_FLAG,
     emit: { type: "string", description: "render objects for another system instead: kueue", value: "kueue" },
     now: {
       type: "string",
@@ -79,10 +75,7 @@ interface TopologyFlags {
 }
 
 function readOptions(flags: FlagValues): TopologyFlags {
-  const manifests = (flags.manifests as string[] | undefined) ?? [];
-  if (manifests.length === 0) throw invalidArgument("--manifests", "required: a directory of manifests");
-  if (flags.output !== "json")
-    throw invalidArgument("--output", `only json is supported, got "${flags.output}"`);
+  const manifests = manifestPaths(flags);
   const emit = flags.emit;
   if (emit !== undefined && emit !== "kueue")
     throw invalidArgument("--emit", `only kueue is supported, got "${emit}"`);

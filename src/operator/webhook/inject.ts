@@ -100,9 +100,8 @@ export function sidecarContainer(
   const seen = new Set(vars.map((v) => v.name));
   for (const v of o.extraEnv) if (!seen.has(v.name)) vars.push(v);
   // After extraEnv, so that an operator's own NODE_OPTIONS or MALLOC_ARENA_MAX wins.
-  for (const v of sidecarRuntimeEnv(o)) {
-    if (!vars.some((e) => e.name === v.name)) vars.push(v);
-  }
+  for (const v of o.extraEnv) seen.add(v.name);
+  for (const v of sidecarRuntimeEnv(o)) if (!seen.has(v.name)) vars.push(v);
   const grpc = (service: string) => ({ grpc: { port: o.apiPort, service } });
   return {
     name: SIDECAR_CONTAINER_NAME,

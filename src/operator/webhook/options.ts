@@ -103,6 +103,11 @@ function port(v: unknown, field: string): number {
   return v;
 }
 
+function wholeNumber(v: unknown, field: string, min: number, expected: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min) throw invalidArgument(field, expected);
+  return v;
+}
+
 function str(v: unknown, field: string): string {
   if (typeof v !== "string") throw invalidArgument(field, `expected a string, got ${JSON.stringify(v)}`);
   return v;
@@ -144,10 +149,7 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
         o.proxyPort = port(v, field);
         break;
       case "drainSeconds":
-        if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-          throw invalidArgument(field, "expected a whole number of seconds ≥ 0");
-        }
-        o.drainSeconds = v;
+        o.drainSeconds = wholeNumber(v, field, 0, "expected a whole number of seconds ≥ 0");
         break;
       case "natsUrl":
         o.natsUrl = str(v, field);
@@ -156,22 +158,16 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
         o.logLevel = str(v, field);
         break;
       case "runAsUser":
-        if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-          throw invalidArgument(field, "expected a non-root user id (≥ 1)");
-        }
-        o.runAsUser = v;
+        o.runAsUser = wholeNumber(v, field, 1, "expected a non-root user id (≥ 1)");
         break;
       case "nodeOptions":
         o.nodeOptions = str(v, field);
         if (o.nodeOptions.trim() !== "" && !o.nodeOptions.trim().startsWith("--")) {
-          throw invalidArgument(field, "expected Node.js options such as --max-old-space-size=48");
+          throw invalidArgument(field, "expected Node.js options such as --max-old-space-size=80");
         }
         break;
       case "mallocArenaMax":
-        if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-          throw invalidArgument(field, "expected a whole number ≥ 0 (0 = glibc's default)");
-        }
-        o.mallocArenaMax = v;
+        o.mallocArenaMax = wholeNumber(v, field, 0, "expected a whole number ≥ 0 (0 = glibc's default)");
         break;
       case "resources": {
         if (!isPlainObject(v)) throw invalidArgument(field, "expected {requests, limits}");
