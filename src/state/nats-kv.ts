@@ -476,9 +476,15 @@ class NatsBucket implements KvBucket {
     this.check();
     let it: Awaited<ReturnType<KV["watch"]>>;
     try {
+      const updatesOnly = options.include !== "initial";
+      // "Updates" means every write after this call: the client's deliver-new consumer starts
+      // wherever the server is once it gets created, which can be after a write acknowledged
+      // before watch() resolved. Starting just past the head read now makes it exact.
+      const from = updatesOnly ? (await this.headRevision()) + 1 : 0;
       it = await this.kv.watch({
         key: options.key ?? ">",
-        include: options.include === "initial" ? KvWatchInclude.LastValue : KvWatchInclude.UpdatesOnly,
+        include: updatesOnly ? KvWatchInclude.UpdatesOnly : KvWatchInclude.LastValue,
+        ...(updatesOnly ? { resumeFromRevision: from } : {}),
       });
     } catch (err) {
       throw toStateError(err, this.name, options.key ?? ">", "read");
