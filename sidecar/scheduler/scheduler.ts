@@ -3,6 +3,7 @@
 // Connect service (service.ts), the local proxy and the demo all call this one class, so every
 // path runs the very same decisions.
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   aggregateDemand,
   type Candidate,
@@ -185,6 +186,10 @@ const DEFAULT_ATTRIBUTION_CAPACITY = 2048;
  */
 const USE_LINGER_MS = 100;
 
+/** Backoff of a ticket delete that failed (ms): first retry, and the longest wait between two. */
+const RELEASE_RETRY_FIRST_MS = 100;
+const RELEASE_RETRY_MAX_MS = 2000;
+
 /** The heuristic threshold below which a reported prompt counts as cut by the engine. */
 const TRUNCATION_RATIO = 0.5;
 
@@ -357,13 +362,9 @@ export class Scheduler {
       input.promptTokens > 0 &&
       rec.estimatedPromptTokens > 0 &&
       input.promptTokens < rec.estimatedPromptTokens * TRUNCATION_RATIO;
-    try {
-      if (!rec.staticFallback)
-        await this.state.tickets.release({ provider: rec.provider, ticketId: rec.ticketId });
-    } finally {
-      if (input.ran !== false) this.learn(rec, input);
-      this.trimRecords();
-    }
+    if (!rec.staticFallback) this.deleteBehind(rec);
+    if (input.ran !== false) this.learn(rec, input);
+    this.trimRecords();
     if (!rec.staticFallback && input.success && input.ran !== false) this.afterSuccess(rec);
     this.hooks.onRelease?.(publicRecord(rec));
     return true;
@@ -730,6 +731,35 @@ export class Scheduler {
     const all = Promise.all(pending).then(() => undefined);
     this.background.add(all);
     void all.finally(() => this.background.delete(all));
+  }
+
+  /**
+   * Sends the ticket's delete without making the caller wait for its acknowledgement: the
+   * outcome is recorded already, and until the delete lands the ticket only counts a little
+   * longer (never shorter), which the claim protocol allows. This process's next claim that
+   * needs room waits for it (TicketBook), and close() waits for it. A failed delete is retried
+   * with backoff until the lease would end the ticket anyway, or the sidecar closes.
+   */
+  private deleteBehind(rec: Record_): void {
+    const ref = { provider: rec.provider, ticketId: rec.ticketId };
+    const run = async (): Promise<void> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.state.tickets.release(ref);
+          return;
+        } catch (err) {
+          const delayMs = Math.min(RELEASE_RETRY_MAX_MS, RELEASE_RETRY_FIRST_MS * 2 ** attempt);
+          if (this.closed || this.now() + delayMs >= rec.expiresAtMs) {
+            this.warn("release (its lease will end the ticket)", err);
+            return;
+          }
+          await sleep(delayMs);
+        }
+      }
+    };
+    const done = run();
+    this.background.add(done);
+    void done.finally(() => this.background.delete(done));
   }
 
   private trimRecords(): void {

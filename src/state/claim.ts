@@ -151,6 +151,11 @@ export interface ClaimEngineOptions {
   logger: Logger;
   /** Counts every lost compare-and-set (metrics). */
   onConflict?: () => void;
+  /**
+   * This process's ticket releases still in flight, if any: a claim decided on the guard waits
+   * for them, so that room (or a victim) its own process just gave back is seen.
+   */
+  settleReleases?: () => Promise<void> | undefined;
 }
 
 interface Pending {
@@ -212,7 +217,6 @@ export class ClaimEngine {
       });
     }
     const leaseMs = req.leaseMs ?? this.o.leaseMs;
-    const since = performance.now();
     const ticket: Ticket = {
       ticketId: randomUUID(),
       provider: req.provider,
@@ -228,6 +232,9 @@ export class ClaimEngine {
       const warm = await this.claimWarm(ticket, leaseMs);
       if (warm !== undefined) return warm;
     }
+    const releases = this.o.settleReleases?.();
+    if (releases !== undefined) await releases;
+    const since = performance.now();
     return new Promise((resolve, reject) => {
       const p: Pending = {
         ticket,

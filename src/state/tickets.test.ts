@@ -66,6 +66,40 @@ function laggingWatches(inner: KvStore, ms: number): KvStore {
   };
 }
 
+/** The store, with every delete held back until `letGo()` (a slow acknowledgement). */
+function heldDeletes(inner: KvStore): { kv: KvStore; letGo: () => void; held: () => number } {
+  const gates: (() => void)[] = [];
+  let open = false;
+  const kv: KvStore = {
+    kind: inner.kind,
+    connection: inner.connection,
+    close: () => inner.close(),
+    bucket: async (name, settings) => {
+      const b = await inner.bucket(name, settings);
+      return {
+        name: b.name,
+        settings: b.settings,
+        get: (k) => b.get(k),
+        put: (k, v) => b.put(k, v),
+        create: (k, v) => b.create(k, v),
+        update: (k, v, r) => b.update(k, v, r),
+        keys: (p) => b.keys(p),
+        headRevision: () => b.headRevision(),
+        watch: (o) => b.watch(o),
+        delete: async (k, o) => {
+          if (!open) await new Promise<void>((r) => gates.push(r));
+          return b.delete(k, o);
+        },
+      };
+    },
+  };
+  const letGo = () => {
+    open = true;
+    for (const g of gates.splice(0)) g();
+  };
+  return { kv, letGo, held: () => gates.length };
+}
+
 describe("claims", () => {
   it("grants a cold claim that fits and refuses one that does not, with the budget it saw", async () => {
     const { store, bucket } = await setup();
@@ -170,6 +204,30 @@ describe("claims", () => {
     expect((await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 })).ok).toBe(
       true,
     );
+  });
+
+  it("a claim that needs room waits for a release of this process still in flight; a warm one does not", async () => {
+    const gate = heldDeletes(new MemoryKvStore());
+    const store = await open(gate.kv);
+    await store.providerWriter.publish(
+      providerState("rig1", { totalVramMiB: 16384, loadedModelFootprintsMiB: { warm: 1000 } }),
+    );
+    const a = await store.tickets.claim({ provider: "rig1", model: "m1", modelFootprintMiB: 10000 });
+    expect(a.ok).toBe(true);
+    if (!a.ok) return;
+    const released = store.tickets.release(a.ticket); // left in flight, as the sidecar's Release does
+    expect(gate.held()).toBe(1);
+    let settled = false;
+    const b = store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 }).finally(() => {
+      settled = true;
+    });
+    // A warm claim takes no room: it is granted while the delete is still held.
+    const w = await store.tickets.claim({ provider: "rig1", model: "warm", modelFootprintMiB: 1000 });
+    expect(w.ok && !w.coldLoad).toBe(true);
+    expect(settled).toBe(false);
+    gate.letGo();
+    await released;
+    expect((await b).ok).toBe(true);
   });
 
   it("counts a victim's credit once: two plans on one victim never both win; a busy victim refuses", async () => {

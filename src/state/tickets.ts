@@ -34,9 +34,13 @@ export class TicketBook {
   private readonly bucket: KvBucket;
   private readonly mirror: TicketsMirror;
   private readonly providers: ProviderStateReader;
+  /** Deletes sent and not yet answered (a caller may not wait for its release). */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly o: TicketBookOptions) {
-    this.engine = new ClaimEngine(o);
+    // A decision that needs room first lets this process's releases in flight land, so that a
+    // release its caller did not wait for is still seen by the next claim made here.
+    this.engine = new ClaimEngine({ ...o, settleReleases: () => this.releasesSettled() });
     this.bucket = o.tickets;
     this.mirror = o.mirror;
     this.providers = o.providers;
@@ -51,12 +55,27 @@ export class TicketBook {
     return this.engine.claim(req);
   }
 
-  /** Deletes the ticket (idempotent). Its room is free for the next claim. */
-  async release(ref: TicketRef): Promise<void> {
+  /**
+   * Deletes the ticket (idempotent). Its room is free for the next claim. A caller may leave the
+   * promise to settle on its own: claims that need room made here wait for it (see above).
+   */
+  release(ref: TicketRef): Promise<void> {
     assertProviderName(ref.provider);
     const key = ticketKey(ref.provider, ref.ticketId);
-    if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return;
-    await this.bucket.delete(key);
+    if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return Promise.resolve();
+    const done = this.bucket.delete(key).then(() => undefined);
+    this.releasing.add(done);
+    const forget = () => {
+      this.releasing.delete(done);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  /** Resolves once every release sent so far has been answered (landed or failed). */
+  releasesSettled(): Promise<void> | undefined {
+    if (this.releasing.size === 0) return undefined;
+    return Promise.allSettled([...this.releasing]).then(() => undefined);
   }
 
   /**

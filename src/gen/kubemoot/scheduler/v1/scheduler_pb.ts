@@ -916,7 +916,10 @@ export const SchedulerService: GenService<{
   },
   /**
    * Release returns a ticket's room and reports how the call went. Idempotent: releasing
-   * an unknown or already released ticket succeeds with `released` false.
+   * an unknown or already released ticket succeeds with `released` false. It answers once the
+   * outcome is recorded: the ticket's delete in the shared state is sent at once but not
+   * waited for (this sidecar's next claim that needs room waits for it; a failed delete is
+   * retried until the ticket's lease would end it).
    *
    * @generated from rpc kubemoot.scheduler.v1.SchedulerService.Release
    */

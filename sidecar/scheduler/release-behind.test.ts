@@ -1,0 +1,158 @@
+// Release answers once the outcome is recorded; the ticket's delete goes out at once but the
+// caller does not wait for its acknowledgement. These tests hold or fail the deletes of a real
+// in-memory bucket to show what the caller and the shared state see meanwhile.
+import { afterEach, expect, it } from "vitest";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import {
+  bucketSettings,
+  type KvBucket,
+  type KvStore,
+  MemoryKvStore,
+  openStateStore,
+  PROVIDER_TICKETS_BUCKET,
+  type StateStore,
+  ticketKey,
+} from "../../src/state/index.js";
+import { schedulerConfigFromEnv } from "./config.js";
+import { type PlaceInput, type ReleaseInput, Scheduler } from "./scheduler.js";
+
+const input: PlaceInput = {
+  agent: "team/a",
+  threadId: "",
+  phase: "mulling",
+  candidates: [{ model: "qwen3:8b", score: 50 }],
+  promptTokens: 100,
+  promptChars: 0,
+  maxOutputTokens: 0,
+  cannotWait: false,
+};
+
+const outcome = (ticketId: string): ReleaseInput => ({
+  ticketId,
+  latencyMs: 10,
+  promptTokens: 0,
+  promptChars: 0,
+  outputTokens: 0,
+  error: "",
+  success: true,
+});
+
+/** A bucket whose deletes of tickets wait for `hold` (if set) and fail while `failures` > 0. */
+interface Deletes {
+  hold: Promise<void> | undefined;
+  failures: number;
+  attempts: number;
+}
+
+function withDeletes(inner: KvStore, d: Deletes): KvStore {
+  const wrap = (b: KvBucket): KvBucket => ({
+    name: b.name,
+    settings: b.settings,
+    get: (k) => b.get(k),
+    put: (k, v) => b.put(k, v),
+    create: (k, v) => b.create(k, v),
+    update: (k, v, r) => b.update(k, v, r),
+    keys: (p) => b.keys(p),
+    headRevision: () => b.headRevision(),
+    watch: (o) => b.watch(o),
+    delete: async (k, o) => {
+      if (b.name === PROVIDER_TICKETS_BUCKET) {
+        d.attempts++;
+        if (d.hold !== undefined) await d.hold;
+        if (d.failures > 0) {
+          d.failures--;
+          throw new KubemootError(ErrorCode.StateUnavailable, "test: NATS is away");
+        }
+      }
+      return b.delete(k, o);
+    },
+  });
+  return {
+    kind: inner.kind,
+    connection: inner.connection,
+    close: () => inner.close(),
+    bucket: async (name, settings) => wrap(await inner.bucket(name, settings)),
+  };
+}
+
+let store: StateStore | undefined;
+let scheduler: Scheduler | undefined;
+afterEach(async () => {
+  await scheduler?.close();
+  await store?.close();
+  scheduler = undefined;
+  store = undefined;
+});
+
+async function setup(d: Deletes) {
+  const kv = new MemoryKvStore();
+  store = await openStateStore(withDeletes(kv, d), { holderId: "test" });
+  await store.providerWriter.publish({
+    name: "gpu",
+    endpoint: "http://127.0.0.1:9",
+    maxParallel: 4,
+    activeCount: 0,
+    queueDepth: 0,
+    loadedModels: ["qwen3:8b"],
+    ready: true,
+    lastProbedAt: "",
+    totalVramMiB: 24563,
+    loadedModelFootprintsMiB: { "qwen3:8b": 4863 },
+    availableModelFootprintsMiB: { "qwen3:8b": 4863 },
+    contextLength: 8192,
+    loadedModelContextLengths: {},
+  });
+  scheduler = new Scheduler({
+    state: store,
+    config: schedulerConfigFromEnv({}),
+    ops: { unload: async () => {}, load: async () => {} },
+  });
+  const bucket = await kv.bucket(PROVIDER_TICKETS_BUCKET, bucketSettings(1)[PROVIDER_TICKETS_BUCKET]!);
+  const place = async () => {
+    const out = await scheduler!.place(input);
+    if (out.kind !== "placed") throw new Error(`refused: ${out.refusal.message}`);
+    return out.placement;
+  };
+  return { bucket, place, scheduler };
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+it("answers before the delete is acknowledged, learns the outcome at once, and close() waits for the delete", async () => {
+  let letGo!: () => void;
+  const d: Deletes = { hold: new Promise<void>((r) => (letGo = r)), failures: 0, attempts: 0 };
+  const { bucket, place, scheduler: s } = await setup(d);
+  const p = await place();
+  const key = ticketKey(p.provider, p.ticketId);
+  expect(await s.release(outcome(p.ticketId))).toBe(true);
+  expect(d.attempts).toBe(1);
+  expect(await bucket.get(key)).not.toBeNull(); // still there: the delete is held
+  expect(s.attribute(p.ticketId)?.latencyMs).toBe(10); // the outcome is recorded already
+  expect(await s.release(outcome(p.ticketId))).toBe(false); // idempotent meanwhile
+
+  let closed = false;
+  const closing = s.close().then(() => {
+    closed = true;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  expect(closed).toBe(false); // shutdown does not leave a ticket behind
+  letGo();
+  await closing;
+  expect(await bucket.get(key)).toBeNull();
+});
+
+it("retries a delete that failed until it lands", async () => {
+  const d: Deletes = { hold: undefined, failures: 2, attempts: 0 };
+  const { bucket, place, scheduler: s } = await setup(d);
+  const p = await place();
+  const key = ticketKey(p.provider, p.ticketId);
+  expect(await s.release(outcome(p.ticketId))).toBe(true);
+  await until("the ticket is deleted", async () => (await bucket.get(key)) === null);
+  expect(d.attempts).toBe(3);
+});
