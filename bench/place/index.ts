@@ -1,7 +1,10 @@
 // bench place — the cost of asking (spec/benchmarks.md): the sidecar as a process on a real
 // nats-server; a grpc-js client calls Place then Release (warm model, free room), sequentially
 // and with 64 concurrent callers. Baselines in the same run: a no-op unary grpc-js RPC to a
-// trivial server process, and one NATS KV create + delete from this Node client.
+// trivial server process, and one NATS KV create + delete from this Node client. Beside them,
+// the floor: the same two RPCs against a server that does only the NATS work of a warm claim
+// (bench/lib/floor-server.ts), so the report shows how much of the cost is the protocol and
+// the machine, and how much is the sidecar.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
@@ -45,12 +48,10 @@ export async function run(): Promise<void> {
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const noopPort = await new Promise<number>((resolve) => {
-    noop.stdout!.on("data", (d: Buffer) => {
-      const m = /listening (\d+)/.exec(String(d));
-      if (m) resolve(Number(m[1]));
-    });
+  const floor = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/floor-server.js"), nats.url], {
+    stdio: ["ignore", "pipe", "inherit"],
   });
+  const [noopPort, floorPort] = await Promise.all([listeningPort(noop), listeningPort(floor)]);
   const sidecar = await startSidecarProcess([
     "--nats",
     nats.url,
@@ -61,15 +62,18 @@ export async function run(): Promise<void> {
   ]);
   const client = schedulerClient(sidecar.apiAddress);
   const noopClient = schedulerClient(`127.0.0.1:${noopPort}`);
+  const floorClient = schedulerClient(`127.0.0.1:${floorPort}`);
   const kv = await connectNatsKv({ servers: nats.url });
   const bucket = await kv.bucket("bench_kv", { history: 1, ttlMs: 0, maxValueBytes: 4096, replicas: 1 });
 
   const req = { agent: "bench/agent", candidates: [{ model: "qwen3:8b", score: 100 }], promptTokens: 500 };
-  const placeRelease = async () => {
-    const r = await client.call("Place", req);
+  const pairOn = (c: typeof client) => async () => {
+    const r = await c.call("Place", req);
     if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
-    await client.call("Release", { ticketId: r.placement.ticketId, success: true, latencyMs: 100 });
+    await c.call("Release", { ticketId: r.placement.ticketId, success: true, latencyMs: 100 });
   };
+  const placeRelease = pairOn(client);
+  const floorPair = pairOn(floorClient);
   const noopCall = () => noopClient.call("Place", req);
   let k = 0;
   const kvCreateDelete = async () => {
@@ -81,9 +85,12 @@ export async function run(): Promise<void> {
   try {
     const noopSeq = await sequential(noopCall, N);
     const kvSeq = await sequential(kvCreateDelete, N);
+    const floorSeq = await sequential(floorPair, N);
     const prSeq = await sequential(placeRelease, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
+    const floorRps = await throughput(floorPair, CALLERS, N * 2);
     const prRps = await throughput(placeRelease, CALLERS, N * 2);
+    const base = noopSeq.p50_ms + kvSeq.p50_ms;
     const result = {
       place_release_p50_ms: prSeq.p50_ms,
       place_release_p99_ms: prSeq.p99_ms,
@@ -91,19 +98,26 @@ export async function run(): Promise<void> {
       noop_rpc_p50_ms: noopSeq.p50_ms,
       noop_rpc_rps_64: noopRps,
       kv_create_delete_p50_ms: kvSeq.p50_ms,
-      ratio_p50: round3(prSeq.p50_ms / (noopSeq.p50_ms + kvSeq.p50_ms)),
+      ratio_p50: round3(prSeq.p50_ms / base),
       rps_ratio_64: round3(prRps / noopRps),
+      floor_p50_ms: floorSeq.p50_ms,
+      floor_rps_64: floorRps,
+      floor_ratio_p50: round3(floorSeq.p50_ms / base),
+      floor_rps_ratio_64: round3(floorRps / noopRps),
       samples: N,
     };
     writeResult("place", { ...runInfo(null), ...result });
     process.stdout.write(`${markdownTable([result])}\n`);
     process.stdout.write(
-      `targets: ratio_p50 ≤ 1.5 (${result.ratio_p50}); place_release_rps_64 ≥ 0.5 × noop_rpc_rps_64 (${result.rps_ratio_64})\n`,
+      `targets: ratio_p50 ≤ 1.5 (${result.ratio_p50}); place_release_rps_64 ≥ 0.5 × noop_rpc_rps_64 (${result.rps_ratio_64})\n` +
+        `floor (the protocol's NATS work alone, same RPCs): ratio_p50 ${result.floor_ratio_p50}, rps ratio ${result.floor_rps_ratio_64}\n`,
     );
   } finally {
     client.close();
     noopClient.close();
+    floorClient.close();
     noop.kill("SIGTERM");
+    floor.kill("SIGTERM");
     await sidecar.stop();
     await kv.close();
     await publisher.stop();
@@ -111,4 +125,16 @@ export async function run(): Promise<void> {
     await emulator.close();
     await nats.dispose();
   }
+}
+
+function listeningPort(child: ReturnType<typeof spawn>): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    child.once("exit", (code) =>
+      reject(new Error(`bench: a reference server exited (${code}) before listening`)),
+    );
+    child.stdout!.on("data", (d: Buffer) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(Number(m[1]));
+    });
+  });
 }
