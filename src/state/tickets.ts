@@ -60,8 +60,13 @@ export class TicketBook {
    * promise to settle on its own: claims that need room made here wait for it (see above).
    */
   release(ref: TicketRef): Promise<void> {
-    assertProviderName(ref.provider);
-    const key = ticketKey(ref.provider, ref.ticketId);
+    let key: string;
+    try {
+      assertProviderName(ref.provider);
+      key = ticketKey(ref.provider, ref.ticketId);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
