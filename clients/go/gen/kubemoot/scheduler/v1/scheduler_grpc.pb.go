@@ -26,7 +26,10 @@ type SchedulerServiceClient interface {
 	// stops and nothing is claimed.
 	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (SchedulerService_WaitClient, error)
 	// Release returns a ticket's room and reports how the call went. Idempotent: releasing
-	// an unknown or already released ticket succeeds with `released` false.
+	// an unknown or already released ticket succeeds with `released` false. It answers once the
+	// outcome is recorded: the ticket's delete in the shared state is sent at once but not
+	// waited for (this sidecar's next claim that needs room waits for it; a failed delete is
+	// retried until the ticket's lease would end it).
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
 	// Renew extends a ticket's lease, for calls that outlive the default lease.
 	Renew(ctx context.Context, in *RenewRequest, opts ...grpc.CallOption) (*RenewResponse, error)
@@ -147,7 +150,10 @@ type SchedulerServiceServer interface {
 	// stops and nothing is claimed.
 	Wait(*WaitRequest, SchedulerService_WaitServer) error
 	// Release returns a ticket's room and reports how the call went. Idempotent: releasing
-	// an unknown or already released ticket succeeds with `released` false.
+	// an unknown or already released ticket succeeds with `released` false. It answers once the
+	// outcome is recorded: the ticket's delete in the shared state is sent at once but not
+	// waited for (this sidecar's next claim that needs room waits for it; a failed delete is
+	// retried until the ticket's lease would end it).
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
 	// Renew extends a ticket's lease, for calls that outlive the default lease.
 	Renew(context.Context, *RenewRequest) (*RenewResponse, error)
