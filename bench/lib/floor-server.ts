@@ -17,10 +17,11 @@ import { bucketSettings, connectNatsKv, PROVIDER_TICKETS_BUCKET } from "../../sr
 import { encodeJson } from "../../src/state/kv.js";
 import { ticketJson } from "../../src/state/ticket-codec.js";
 
-const natsUrl = process.argv[2];
-if (!natsUrl) throw new Error("usage: floor-server <nats-url>");
+const [natsUrl, bucketName = PROVIDER_TICKETS_BUCKET] = process.argv.slice(2);
+if (!natsUrl) throw new Error("usage: floor-server <nats-url> [bucket]");
 const kv = await connectNatsKv({ servers: natsUrl });
-const bucket = await kv.bucket(PROVIDER_TICKETS_BUCKET, bucketSettings(1)[PROVIDER_TICKETS_BUCKET]!);
+// The tickets bucket's settings, under the name given.
+const bucket = await kv.bucket(bucketName, bucketSettings(1)[PROVIDER_TICKETS_BUCKET]!);
 const watch = await bucket.watch({ include: "updates" });
 void (async () => {
   for await (const _ of watch) {

@@ -48,31 +48,25 @@ export async function run(): Promise<void> {
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const floor = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/floor-server.js"), nats.url], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  // The floor writes to a bucket of its own, and is gone before the sidecar starts: neither
+  // process then wakes for the other's writes while it is measured.
+  const floor = spawn(
+    process.execPath,
+    [path.join(repoRoot, "dist/bench/lib/floor-server.js"), nats.url, "bench_floor_tickets"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   const [noopPort, floorPort] = await Promise.all([listeningPort(noop), listeningPort(floor)]);
-  const sidecar = await startSidecarProcess([
-    "--nats",
-    nats.url,
-    "--agent",
-    "bench/agent",
-    "--proxy-listen",
-    "",
-  ]);
-  const client = schedulerClient(sidecar.apiAddress);
   const noopClient = schedulerClient(`127.0.0.1:${noopPort}`);
   const floorClient = schedulerClient(`127.0.0.1:${floorPort}`);
   const kv = await connectNatsKv({ servers: nats.url });
   const bucket = await kv.bucket("bench_kv", { history: 1, ttlMs: 0, maxValueBytes: 4096, replicas: 1 });
 
   const req = { agent: "bench/agent", candidates: [{ model: "qwen3:8b", score: 100 }], promptTokens: 500 };
-  const pairOn = (c: typeof client) => async () => {
+  const pairOn = (c: typeof noopClient) => async () => {
     const r = await c.call("Place", req);
     if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
     await c.call("Release", { ticketId: r.placement.ticketId, success: true, latencyMs: 100 });
   };
-  const placeRelease = pairOn(client);
   const floorPair = pairOn(floorClient);
   const noopCall = () => noopClient.call("Place", req);
   let k = 0;
@@ -82,13 +76,20 @@ export async function run(): Promise<void> {
     await bucket.delete(key);
   };
 
+  let sidecar: Awaited<ReturnType<typeof startSidecarProcess>> | undefined;
+  let client: typeof noopClient | undefined;
   try {
     const noopSeq = await sequential(noopCall, N);
     const kvSeq = await sequential(kvCreateDelete, N);
     const floorSeq = await sequential(floorPair, N);
-    const prSeq = await sequential(placeRelease, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
     const floorRps = await throughput(floorPair, CALLERS, N * 2);
+    floorClient.close();
+    await stop(floor);
+    sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
+    client = schedulerClient(sidecar.apiAddress);
+    const placeRelease = pairOn(client);
+    const prSeq = await sequential(placeRelease, N);
     const prRps = await throughput(placeRelease, CALLERS, N * 2);
     const base = noopSeq.p50_ms + kvSeq.p50_ms;
     const result = {
@@ -113,12 +114,12 @@ export async function run(): Promise<void> {
         `floor (the protocol's NATS work alone, same RPCs): ratio_p50 ${result.floor_ratio_p50}, rps ratio ${result.floor_rps_ratio_64}\n`,
     );
   } finally {
-    client.close();
+    client?.close();
     noopClient.close();
     floorClient.close();
     noop.kill("SIGTERM");
-    floor.kill("SIGTERM");
-    await sidecar.stop();
+    await stop(floor);
+    await sidecar?.stop();
     await kv.close();
     await publisher.stop();
     await stateKv.close();
@@ -137,4 +138,11 @@ function listeningPort(child: ReturnType<typeof spawn>): Promise<number> {
       if (m) resolve(Number(m[1]));
     });
   });
+}
+
+async function stop(child: ReturnType<typeof spawn>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
 }
