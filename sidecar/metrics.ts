@@ -49,6 +49,12 @@ export function createSidecarMetrics(): SidecarMetrics {
     labelNames: ["result"] as const,
     registers: [registry],
   });
+  const deleteFailures = new Counter({
+    name: "kubemoot_ticket_delete_failures_total",
+    help: "Deletes of released tickets that failed, by what followed (retried, or abandoned to the lease)",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
   let active: () => number = () => 0;
   new Gauge({
     name: "kubemoot_tickets_active",
@@ -81,6 +87,9 @@ export function createSidecarMetrics(): SidecarMetrics {
       },
       onEvict(_provider, _model, ok) {
         evictions.inc({ result: ok ? "unloaded" : "failed" });
+      },
+      onReleaseDeleteFailed(_provider, willRetry) {
+        deleteFailures.inc({ outcome: willRetry ? "retried" : "abandoned" });
       },
     },
     async render() {

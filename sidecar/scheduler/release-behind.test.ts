@@ -14,7 +14,7 @@ import {
   ticketKey,
 } from "../../src/state/index.js";
 import { schedulerConfigFromEnv } from "./config.js";
-import { type PlaceInput, type ReleaseInput, Scheduler } from "./scheduler.js";
+import { type PlaceInput, type ReleaseInput, Scheduler, type SchedulerHooks } from "./scheduler.js";
 
 const input: PlaceInput = {
   agent: "team/a",
@@ -84,7 +84,7 @@ afterEach(async () => {
   store = undefined;
 });
 
-async function setup(d: Deletes) {
+async function setup(d: Deletes, hooks: SchedulerHooks = {}) {
   const kv = new MemoryKvStore();
   store = await openStateStore(withDeletes(kv, d), { holderId: "test" });
   await store.providerWriter.publish({
@@ -106,6 +106,7 @@ async function setup(d: Deletes) {
     state: store,
     config: schedulerConfigFromEnv({}),
     ops: { unload: async () => {}, load: async () => {} },
+    hooks,
   });
   const bucket = await kv.bucket(PROVIDER_TICKETS_BUCKET, bucketSettings(1)[PROVIDER_TICKETS_BUCKET]!);
   const place = async () => {
@@ -147,12 +148,40 @@ it("answers before the delete is acknowledged, learns the outcome at once, and c
   expect(await bucket.get(key)).toBeNull();
 });
 
-it("retries a delete that failed until it lands", async () => {
+it("retries a delete that failed until it lands, and reports each failure", async () => {
   const d: Deletes = { hold: undefined, failures: 2, attempts: 0 };
-  const { bucket, place, scheduler: s } = await setup(d);
+  const failures: boolean[] = [];
+  const {
+    bucket,
+    place,
+    scheduler: s,
+  } = await setup(d, {
+    onReleaseDeleteFailed: (_provider, willRetry) => failures.push(willRetry),
+  });
   const p = await place();
   const key = ticketKey(p.provider, p.ticketId);
   expect(await s.release(outcome(p.ticketId))).toBe(true);
   await until("the ticket is deleted", async () => (await bucket.get(key)) === null);
   expect(d.attempts).toBe(3);
+  expect(failures).toEqual([true, true]);
+});
+
+it("gives a failing delete up at shutdown, leaving the ticket to its lease", async () => {
+  const d: Deletes = { hold: undefined, failures: Number.POSITIVE_INFINITY, attempts: 0 };
+  const failures: boolean[] = [];
+  const {
+    bucket,
+    place,
+    scheduler: s,
+  } = await setup(d, {
+    onReleaseDeleteFailed: (_provider, willRetry) => failures.push(willRetry),
+  });
+  const p = await place();
+  expect(await s.release(outcome(p.ticketId))).toBe(true);
+  await until("the first delete failed", async () => failures.length > 0);
+  await s.close(); // ends while the delete is failing: no hang
+  expect(failures.at(-1)).toBe(false);
+  expect(failures.slice(0, -1).every((retry) => retry)).toBe(true);
+  const left = await bucket.get(ticketKey(p.provider, p.ticketId));
+  expect(left).not.toBeNull();
 });

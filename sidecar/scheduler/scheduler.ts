@@ -144,6 +144,8 @@ export interface SchedulerHooks {
   onRelease?(attribution: AttributionOut): void;
   onClaimLost?(provider: string, reason: string): void;
   onEvict?(provider: string, model: string, ok: boolean, error?: unknown): void;
+  /** A released ticket's delete failed: retried later, or given up (its lease ends it). */
+  onReleaseDeleteFailed?(provider: string, willRetry: boolean, error: unknown): void;
   log?(level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
 }
 
@@ -749,7 +751,9 @@ export class Scheduler {
           return;
         } catch (err) {
           const delayMs = Math.min(RELEASE_RETRY_MAX_MS, RELEASE_RETRY_FIRST_MS * 2 ** attempt);
-          if (this.closed || this.now() + delayMs >= rec.expiresAtMs) {
+          const giveUp = this.closed || this.now() + delayMs >= rec.expiresAtMs;
+          this.hooks.onReleaseDeleteFailed?.(rec.provider, !giveUp, err);
+          if (giveUp) {
             this.warn("release (its lease will end the ticket)", err);
             return;
           }
