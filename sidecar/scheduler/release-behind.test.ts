@@ -5,7 +5,6 @@ import { afterEach, expect, it } from "vitest";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import {
   bucketSettings,
-  type KvBucket,
   type KvStore,
   MemoryKvStore,
   openStateStore,
@@ -13,6 +12,8 @@ import {
   type StateStore,
   ticketKey,
 } from "../../src/state/index.js";
+import { wrapBuckets } from "../../test/helpers/kv-wrap.js";
+import { providerState } from "../../test/helpers/state-fixtures.js";
 import { schedulerConfigFromEnv } from "./config.js";
 import { type PlaceInput, type ReleaseInput, Scheduler, type SchedulerHooks } from "./scheduler.js";
 
@@ -45,16 +46,7 @@ interface Deletes {
 }
 
 function withDeletes(inner: KvStore, d: Deletes): KvStore {
-  const wrap = (b: KvBucket): KvBucket => ({
-    name: b.name,
-    settings: b.settings,
-    get: (k) => b.get(k),
-    put: (k, v) => b.put(k, v),
-    create: (k, v) => b.create(k, v),
-    update: (k, v, r) => b.update(k, v, r),
-    keys: (p) => b.keys(p),
-    headRevision: () => b.headRevision(),
-    watch: (o) => b.watch(o),
+  return wrapBuckets(inner, (b) => ({
     delete: async (k, o) => {
       if (b.name === PROVIDER_TICKETS_BUCKET) {
         d.attempts++;
@@ -66,13 +58,7 @@ function withDeletes(inner: KvStore, d: Deletes): KvStore {
       }
       return b.delete(k, o);
     },
-  });
-  return {
-    kind: inner.kind,
-    connection: inner.connection,
-    close: () => inner.close(),
-    bucket: async (name, settings) => wrap(await inner.bucket(name, settings)),
-  };
+  }));
 }
 
 let store: StateStore | undefined;
@@ -87,21 +73,14 @@ afterEach(async () => {
 async function setup(d: Deletes, hooks: SchedulerHooks = {}) {
   const kv = new MemoryKvStore();
   store = await openStateStore(withDeletes(kv, d), { holderId: "test" });
-  await store.providerWriter.publish({
-    name: "gpu",
-    endpoint: "http://127.0.0.1:9",
-    maxParallel: 4,
-    activeCount: 0,
-    queueDepth: 0,
-    loadedModels: ["qwen3:8b"],
-    ready: true,
-    lastProbedAt: "",
-    totalVramMiB: 24563,
-    loadedModelFootprintsMiB: { "qwen3:8b": 4863 },
-    availableModelFootprintsMiB: { "qwen3:8b": 4863 },
-    contextLength: 8192,
-    loadedModelContextLengths: {},
-  });
+  await store.providerWriter.publish(
+    providerState("gpu", {
+      endpoint: "http://127.0.0.1:9",
+      maxParallel: 4,
+      loadedModelFootprintsMiB: { "qwen3:8b": 4863 },
+      availableModelFootprintsMiB: { "qwen3:8b": 4863 },
+    }),
+  );
   scheduler = new Scheduler({
     state: store,
     config: schedulerConfigFromEnv({}),
@@ -115,6 +94,14 @@ async function setup(d: Deletes, hooks: SchedulerHooks = {}) {
     return out.placement;
   };
   return { bucket, place, scheduler };
+}
+
+/** A setup whose first `n` ticket deletes fail; `failures` lists what each failure reported (retry?). */
+async function failingDeletes(n: number) {
+  const d: Deletes = { hold: undefined, failures: n, attempts: 0 };
+  const failures: boolean[] = [];
+  const s = await setup(d, { onReleaseDeleteFailed: (_provider, willRetry) => failures.push(willRetry) });
+  return { ...s, d, failures };
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
@@ -149,15 +136,7 @@ it("answers before the delete is acknowledged, learns the outcome at once, and c
 });
 
 it("retries a delete that failed until it lands, and reports each failure", async () => {
-  const d: Deletes = { hold: undefined, failures: 2, attempts: 0 };
-  const failures: boolean[] = [];
-  const {
-    bucket,
-    place,
-    scheduler: s,
-  } = await setup(d, {
-    onReleaseDeleteFailed: (_provider, willRetry) => failures.push(willRetry),
-  });
+  const { d, failures, bucket, place, scheduler: s } = await failingDeletes(2);
   const p = await place();
   const key = ticketKey(p.provider, p.ticketId);
   expect(await s.release(outcome(p.ticketId))).toBe(true);
@@ -167,15 +146,7 @@ it("retries a delete that failed until it lands, and reports each failure", asyn
 });
 
 it("gives a failing delete up at shutdown, leaving the ticket to its lease", async () => {
-  const d: Deletes = { hold: undefined, failures: Number.POSITIVE_INFINITY, attempts: 0 };
-  const failures: boolean[] = [];
-  const {
-    bucket,
-    place,
-    scheduler: s,
-  } = await setup(d, {
-    onReleaseDeleteFailed: (_provider, willRetry) => failures.push(willRetry),
-  });
+  const { failures, bucket, place, scheduler: s } = await failingDeletes(Number.POSITIVE_INFINITY);
   const p = await place();
   expect(await s.release(outcome(p.ticketId))).toBe(true);
   await until("the first delete failed", async () => failures.length > 0);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { wrapBucket } from "../../test/helpers/kv-wrap.js";
 import { ManualClock } from "../../test/helpers/state-fixtures.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { KvBucket, KvEntry, KvWatch } from "./kv.js";
@@ -85,36 +86,29 @@ describe("bucket mirror", () => {
 
   it("rebuilds a watch that stopped delivering (a silently dead consumer)", async () => {
     let watches = 0;
-    const stallFirst = (b: KvBucket): KvBucket => ({
-      ...b,
-      get: (k) => b.get(k),
-      put: (k, v) => b.put(k, v),
-      create: (k, v) => b.create(k, v),
-      update: (k, v, r) => b.update(k, v, r),
-      delete: (k, o) => b.delete(k, o),
-      keys: (p) => b.keys(p),
-      headRevision: () => b.headRevision(),
-      watch: async (o): Promise<KvWatch> => {
-        const w = await b.watch(o);
-        if (++watches > 1) return w;
-        // The first watch delivers its snapshot, then nothing more.
-        let head = await b.headRevision();
-        const it = w[Symbol.asyncIterator]();
-        return {
-          stop: () => w.stop(),
-          [Symbol.asyncIterator]: () => ({
-            next: async () => {
-              const r = await it.next();
-              if (!r.done && r.value.revision > head) {
-                head = Number.POSITIVE_INFINITY;
-                return new Promise<IteratorResult<KvEntry>>(() => undefined); // stalls forever
-              }
-              return r;
-            },
-          }),
-        };
-      },
-    });
+    const stallFirst = (b: KvBucket): KvBucket =>
+      wrapBucket(b, {
+        watch: async (o): Promise<KvWatch> => {
+          const w = await b.watch(o);
+          if (++watches > 1) return w;
+          // The first watch delivers its snapshot, then nothing more.
+          let head = await b.headRevision();
+          const it = w[Symbol.asyncIterator]();
+          return {
+            stop: () => w.stop(),
+            [Symbol.asyncIterator]: () => ({
+              next: async () => {
+                const r = await it.next();
+                if (!r.done && r.value.revision > head) {
+                  head = Number.POSITIVE_INFINITY;
+                  return new Promise<IteratorResult<KvEntry>>(() => undefined); // stalls forever
+                }
+                return r;
+              },
+            }),
+          };
+        },
+      });
     const { raw, mirror } = await setup(0, stallFirst);
     await raw.put("a.1", bytes("one"));
     await mirror.start();

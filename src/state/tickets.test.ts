@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { wrapBuckets } from "../../test/helpers/kv-wrap.js";
 import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
@@ -34,65 +35,31 @@ async function setup(o: StateStoreOptions = {}) {
 
 /** The store, with every watch event delivered `ms` late. */
 function laggingWatches(inner: KvStore, ms: number): KvStore {
-  return {
-    kind: inner.kind,
-    connection: inner.connection,
-    close: () => inner.close(),
-    bucket: async (name, settings) => {
-      const b = await inner.bucket(name, settings);
-      return {
-        name: b.name,
-        settings: b.settings,
-        get: (k) => b.get(k),
-        put: (k, v) => b.put(k, v),
-        create: (k, v) => b.create(k, v),
-        update: (k, v, r) => b.update(k, v, r),
-        delete: (k, o) => b.delete(k, o),
-        keys: (p) => b.keys(p),
-        headRevision: () => b.headRevision(),
-        watch: async (o) => {
-          const w = await b.watch(o);
-          async function* late(): AsyncGenerator<KvEntry> {
-            for await (const e of w) {
-              await new Promise((r) => setTimeout(r, ms));
-              yield e;
-            }
-          }
-          const it = late();
-          return { stop: () => w.stop(), [Symbol.asyncIterator]: () => it };
-        },
-      };
+  return wrapBuckets(inner, (b) => ({
+    watch: async (o) => {
+      const w = await b.watch(o);
+      async function* late(): AsyncGenerator<KvEntry> {
+        for await (const e of w) {
+          await new Promise((r) => setTimeout(r, ms));
+          yield e;
+        }
+      }
+      const it = late();
+      return { stop: () => w.stop(), [Symbol.asyncIterator]: () => it };
     },
-  };
+  }));
 }
 
 /** The store, with every delete held back until `letGo()` (a slow acknowledgement). */
 function heldDeletes(inner: KvStore): { kv: KvStore; letGo: () => void; held: () => number } {
   const gates: (() => void)[] = [];
   let open = false;
-  const kv: KvStore = {
-    kind: inner.kind,
-    connection: inner.connection,
-    close: () => inner.close(),
-    bucket: async (name, settings) => {
-      const b = await inner.bucket(name, settings);
-      return {
-        name: b.name,
-        settings: b.settings,
-        get: (k) => b.get(k),
-        put: (k, v) => b.put(k, v),
-        create: (k, v) => b.create(k, v),
-        update: (k, v, r) => b.update(k, v, r),
-        keys: (p) => b.keys(p),
-        headRevision: () => b.headRevision(),
-        watch: (o) => b.watch(o),
-        delete: async (k, o) => {
-          if (!open) await new Promise<void>((r) => gates.push(r));
-          return b.delete(k, o);
-        },
-      };
+  const kv = wrapBuckets(inner, (b) => ({
+    delete: async (k, o) => {
+      if (!open) await new Promise<void>((r) => gates.push(r));
+      return b.delete(k, o);
     },
-  };
+  }));
   const letGo = () => {
     open = true;
     for (const g of gates.splice(0)) g();
