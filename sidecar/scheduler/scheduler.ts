@@ -476,18 +476,17 @@ export class Scheduler {
   }
 
   private async snapshot(): Promise<SnapshotIndex> {
-    const [providers, tickets, residencies, demand] = await Promise.all([
+    const [providers, { tickets, residencies }, demand] = await Promise.all([
       this.state.providers.list(),
-      this.state.tickets.allTickets(),
-      this.state.tickets.allResidencies(),
+      this.state.tickets.everything(),
       this.state.demand.snapshot(),
     ]);
     const nowMs = this.now();
     return indexSnapshot(
       {
         providers,
-        tickets: flatten(tickets),
-        residencies: flatten(residencies),
+        tickets,
+        residencies,
         demand: aggregateDemand(demand.entries, nowMs),
         health: this.health,
         nowMs,
@@ -781,12 +780,6 @@ export class Scheduler {
 
 function threadKey(agent: string, thread: string): string {
   return `${agent}\u0000${thread}`;
-}
-
-function flatten<T>(m: Map<string, T[]>): T[] {
-  const out: T[] = [];
-  for (const list of m.values()) out.push(...list);
-  return out;
 }
 
 function waitLimitRefusal(r: RefusalOut, limitS: number): RefusalOut {

@@ -267,12 +267,15 @@ export class BucketMirror<T> {
   *group(name: string): Iterable<MirrorEntry<T>> {
     const m = this.state.groups.get(name);
     if (m === undefined) return;
-    for (const e of m.values()) if (this.alive(e)) yield e;
+    const after = this.liveAfter();
+    for (const e of m.values()) if (e.createdMs > after) yield e;
   }
 
   /** All live entries. */
   *entries(): Iterable<MirrorEntry<T>> {
-    for (const e of this.state.live.values()) if (this.alive(e)) yield e;
+    // One clock read per scan, not per entry: a full scan runs on every placement.
+    const after = this.liveAfter();
+    for (const e of this.state.live.values()) if (e.createdMs > after) yield e;
   }
 
   /**
@@ -349,8 +352,13 @@ export class BucketMirror<T> {
   }
 
   private alive(e: MirrorEntry<T>): boolean {
+    return e.createdMs > this.liveAfter();
+  }
+
+  /** Entries stored at or before this instant (epoch ms) are past the bucket TTL. */
+  private liveAfter(): number {
     const ttl = this.options.bucket.settings.ttlMs;
-    return !(ttl > 0) || e.createdMs + ttl > this.options.now();
+    return ttl > 0 ? this.options.now() - ttl : Number.NEGATIVE_INFINITY;
   }
 
   private markUnsynced(): void {

@@ -397,6 +397,33 @@ describe("residency overlays and scans", () => {
   });
 });
 
+describe("the planner's scan", () => {
+  it("everything() lists live tickets and overlays of every provider, without passed leases or foreign keys", async () => {
+    const clock = new ManualClock();
+    const { store, bucket } = await setup({ now: clock.now });
+    await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 24563 }));
+    await store.providerWriter.publish(providerState("rig2", { totalVramMiB: 24563 }));
+    await store.tickets.writeResidency({ provider: "rig2", modelName: "m2", modelFootprintMiB: 3000 });
+    const long = await store.tickets.claim({ provider: "rig1", model: "m1", modelFootprintMiB: 1000 });
+    const short = await store.tickets.claim({
+      provider: "rig2",
+      model: "m3",
+      modelFootprintMiB: 1000,
+      leaseMs: 1000,
+    });
+    expect(long.ok && short.ok).toBe(true);
+    await bucket.put("rig1__not-json", new TextEncoder().encode("{oops"));
+    await bucket.put("something-else", encodeJson({ modelName: "x" }));
+    const before = await store.tickets.everything();
+    expect(before.tickets.map((t) => t.modelName).sort()).toEqual(["m1", "m3"]);
+    expect(before.residencies).toEqual([{ provider: "rig2", modelName: "m2", modelFootprintMiB: 3000 }]);
+    clock.advance(2000); // the short lease has passed
+    const after = await store.tickets.everything();
+    expect(after.tickets.map((t) => t.modelName)).toEqual(["m1"]);
+    expect(after.residencies.length).toBe(1);
+  });
+});
+
 describe("availability", () => {
   it("reports StateUnavailable while the backend is away, then recovers", async () => {
     const { kv, store } = await setup({ catchUpTimeoutMs: 500 });

@@ -155,7 +155,27 @@ export class TicketBook {
     };
   }
 
-  /** Live tickets of every provider, grouped by provider (for the planner's snapshot). */
+  /**
+   * Live tickets and residency overlays of every provider, in one pass over the copy (the
+   * planner's snapshot: it runs on every placement, so it reads the copy once).
+   */
+  async everything(): Promise<{ tickets: Ticket[]; residencies: Residency[] }> {
+    await this.mirror.fresh();
+    const now = this.o.now();
+    const tickets: Ticket[] = [];
+    const residencies: Residency[] = [];
+    for (const e of this.mirror.entries()) {
+      const v = e.value;
+      if (v?.kind === "ticket") {
+        if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
+      } else if (v?.kind === "residency") {
+        residencies.push(v.residency);
+      }
+    }
+    return { tickets, residencies };
+  }
+
+  /** Live tickets of every provider, grouped by provider. */
   async allTickets(): Promise<Map<string, Ticket[]>> {
     await this.mirror.fresh();
     const now = this.o.now();
