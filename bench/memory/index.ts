@@ -6,10 +6,9 @@
 // Target: ≤ 100 MB, and 20k within 10 % of 10k.
 import { readFileSync } from "node:fs";
 import { startEmulator } from "../../src/emulator/index.js";
-import { DEFAULT_INJECTION_OPTIONS, sidecarRuntimeEnv } from "../../src/operator/webhook/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
-import { startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { injectedRuntimeEnv, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { markdownTable, runInfo, writeResult } from "../lib/report.js";
 
 const CYCLES = Number(process.env.BENCH_MEMORY_CYCLES ?? 10_000);
@@ -21,13 +20,10 @@ const CONCURRENCY = 16;
  * over 20k cycles here with Node's defaults, while the live heap stays small). Override the
  * options with BENCH_SIDECAR_NODE_OPTIONS ("" for Node's defaults).
  */
-const RUNTIME_ENV: Record<string, string> = Object.fromEntries(
-  sidecarRuntimeEnv({
-    ...DEFAULT_INJECTION_OPTIONS,
-    ...(process.env.BENCH_SIDECAR_NODE_OPTIONS !== undefined
-      ? { nodeOptions: process.env.BENCH_SIDECAR_NODE_OPTIONS }
-      : {}),
-  }).map((e) => [e.name, e.value]),
+const RUNTIME_ENV = injectedRuntimeEnv(
+  process.env.BENCH_SIDECAR_NODE_OPTIONS !== undefined
+    ? { nodeOptions: process.env.BENCH_SIDECAR_NODE_OPTIONS }
+    : {},
 );
 
 function rssMb(pid: number): number {

@@ -84,7 +84,6 @@ export async function run(): Promise<void> {
     const floorSeq = await sequential(floorPair, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
     const floorRps = await throughput(floorPair, CALLERS, N * 2);
-    floorClient.close();
     await stop(floor);
     sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
     client = schedulerClient(sidecar.apiAddress);

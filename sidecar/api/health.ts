@@ -2,7 +2,7 @@
 // small enough to encode by hand with protobuf-es's wire helpers, which keeps grpc-js and
 // protobufjs out of the sidecar process.
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { GrpcCode, type GrpcMethod, GrpcStatusError } from "./grpc/index.js";
+import { GrpcCode, type GrpcMethod, GrpcStatusError, malformedMessage } from "./grpc/index.js";
 
 export type ServingStatus = "SERVING" | "NOT_SERVING";
 const STATUS_NUMBER = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
@@ -106,10 +106,7 @@ function decodeRequest(bytes: Uint8Array): string {
       else r.skip(wireType);
     }
   } catch (err) {
-    throw new GrpcStatusError(
-      GrpcCode.INVALID_ARGUMENT,
-      `malformed grpc.health.v1.HealthCheckRequest: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw malformedMessage("grpc.health.v1.HealthCheckRequest", err);
   }
   return service;
 }

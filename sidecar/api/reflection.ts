@@ -7,7 +7,7 @@ import type { DescEnum, DescFile, DescMessage } from "@bufbuild/protobuf";
 import { toBinary } from "@bufbuild/protobuf";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import { GrpcCode } from "./grpc/index.js";
+import { GrpcCode, malformedMessage } from "./grpc/index.js";
 
 export interface ReflectionOptions {
   /** Files whose services are listed and whose descriptors (and their dependencies, transitively) are served. */
@@ -216,7 +216,7 @@ function decodeRequest(bytes: Uint8Array): ReflectionRequest {
     }
     return req;
   } catch (e) {
-    throw new Error(`malformed ServerReflectionRequest: ${e instanceof Error ? e.message : String(e)}`);
+    throw malformedMessage("ServerReflectionRequest", e);
   }
 }
 

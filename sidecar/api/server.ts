@@ -11,7 +11,7 @@ import {
   file_kubemoot_scheduler_v1_scheduler,
   SchedulerService,
 } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
-import { GrpcCode, type GrpcMethod, GrpcStatusError, grpcStreamHandler } from "./grpc/index.js";
+import { type GrpcMethod, grpcStreamHandler } from "./grpc/index.js";
 import { createHealth, HEALTH_SERVICE } from "./health.js";
 import { createReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { serviceMethods } from "./service-methods.js";
@@ -47,6 +47,7 @@ export const LIVENESS_SERVICE = "kubemoot.liveness";
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const shutdown = new AbortController();
+  const maxBodyBytes = opts.maxBodyBytes ?? 4 << 20;
   let serving = true;
 
   const health = createHealth({
@@ -64,7 +65,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     "stream",
     grpcStreamHandler({
       methods,
-      maxReceiveBytes: opts.maxBodyBytes ?? 4 << 20,
+      maxReceiveBytes: maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onInternalError: (err, path) => opts.onInternalError?.(err, path.slice(path.lastIndexOf("/") + 1)),
     }),
@@ -78,8 +79,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
 
   const connectHandler = connectNodeAdapter({
     routes: (router) => router.service(SchedulerService, opts.impl),
-    grpc: false, // gRPC goes to grpc-js over HTTP/2; HTTP/1.1 carries Connect and gRPC-Web.
-    readMaxBytes: opts.maxBodyBytes ?? 4 << 20,
+    grpc: false, // gRPC goes to the lean server over HTTP/2; HTTP/1.1 carries Connect and gRPC-Web.
+    readMaxBytes: maxBodyBytes,
     shutdownSignal: shutdown.signal,
     fallback: (req, res) => plainRoutes(req as http.IncomingMessage, res as http.ServerResponse),
   });
@@ -174,19 +175,9 @@ function reflectionMethods(): [string, GrpcMethod][] {
   });
   const method: GrpcMethod = {
     kind: "bidi_streaming",
+    // A malformed request throws INVALID_ARGUMENT, which ends the stream with that status.
     handle: async (requests, _call, send) => {
-      for await (const request of requests) {
-        let response: Uint8Array;
-        try {
-          response = reflect(request);
-        } catch (err) {
-          throw new GrpcStatusError(
-            GrpcCode.INVALID_ARGUMENT,
-            err instanceof Error ? err.message : String(err),
-          );
-        }
-        await send(response);
-      }
+      for await (const request of requests) await send(reflect(request));
     },
   };
   return REFLECTION_SERVICES.map((service) => [`/${service}/ServerReflectionInfo`, method]);

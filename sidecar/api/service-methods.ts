@@ -15,7 +15,7 @@ import {
   createContextValues,
   type HandlerContext,
 } from "@connectrpc/connect";
-import { type GrpcCall, GrpcCode, type GrpcMethod, GrpcStatusError } from "./grpc/index.js";
+import { type GrpcCall, type GrpcMethod, GrpcStatusError, malformedMessage } from "./grpc/index.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: method implementations are typed by the caller's ServiceImpl.
 type AnyImpl = Record<string, (...args: any[]) => any>;
@@ -69,10 +69,7 @@ function decode(schema: DescMessage, bytes: Uint8Array): unknown {
   try {
     return fromBinary(schema, bytes);
   } catch (err) {
-    throw new GrpcStatusError(
-      GrpcCode.INVALID_ARGUMENT,
-      `malformed ${schema.typeName}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw malformedMessage(schema.typeName, err);
   }
 }
 

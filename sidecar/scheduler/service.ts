@@ -1,6 +1,7 @@
 // The SchedulerService implementation over the transport-agnostic Scheduler: validates every
 // request (INVALID_ARGUMENT naming the field), maps proto messages to and from the scheduler's
-// types, and maps our error family onto RPC codes. Served by grpc-js and connect-node alike.
+// types, and maps our error family onto RPC codes. Served by the lean gRPC server
+// (sidecar/api/grpc) and connect-node alike.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";

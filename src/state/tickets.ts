@@ -177,38 +177,11 @@ export class TicketBook {
 
   /** Live tickets of every provider, grouped by provider. */
   async allTickets(): Promise<Map<string, Ticket[]>> {
-    await this.mirror.fresh();
-    const now = this.o.now();
     const out = new Map<string, Ticket[]>();
-    for (const e of this.mirror.entries()) {
-      const v = e.value;
-      if (v?.kind !== "ticket") continue;
-      const t = v.ticket;
-      if (t.expiresAt !== undefined && t.expiresAt <= now) continue;
-      let list = out.get(t.provider);
-      if (list === undefined) {
-        list = [];
-        out.set(t.provider, list);
-      }
-      list.push(t);
-    }
-    return out;
-  }
-
-  /** Residency overlays of every provider, grouped by provider. */
-  async allResidencies(): Promise<Map<string, Residency[]>> {
-    await this.mirror.fresh();
-    const out = new Map<string, Residency[]>();
-    for (const e of this.mirror.entries()) {
-      const v = e.value;
-      if (v?.kind !== "residency") continue;
-      const r = v.residency;
-      let list = out.get(r.provider);
-      if (list === undefined) {
-        list = [];
-        out.set(r.provider, list);
-      }
-      list.push(r);
+    for (const t of (await this.everything()).tickets) {
+      const list = out.get(t.provider);
+      if (list === undefined) out.set(t.provider, [t]);
+      else list.push(t);
     }
     return out;
   }

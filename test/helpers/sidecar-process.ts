@@ -3,6 +3,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import {
+  DEFAULT_INJECTION_OPTIONS,
+  type InjectionOptions,
+  sidecarRuntimeEnv,
+} from "../../src/operator/webhook/index.js";
 import { repoRoot as findRepoRoot } from "../../src/repo-root.js";
 
 /** The repository root (from test/helpers or its compiled copy under dist/, for benchmarks). */
@@ -13,6 +18,17 @@ export function assertBuilt(): void {
   if (!existsSync(path.join(repoRoot, "dist", "src", "cli", "main.js"))) {
     throw new Error("dist/ is missing: run `npm run build` (npm test does it) before the integration tests");
   }
+}
+
+/**
+ * The runtime env the webhook injects into the sidecar container (NODE_OPTIONS,
+ * MALLOC_ARENA_MAX), as a process env: run a sidecar as it is deployed.
+ */
+export function injectedRuntimeEnv(
+  over: Partial<Pick<InjectionOptions, "nodeOptions" | "mallocArenaMax">> = {},
+): Record<string, string> {
+  const vars = sidecarRuntimeEnv({ ...DEFAULT_INJECTION_OPTIONS, ...over });
+  return Object.fromEntries(vars.map((e) => [e.name, e.value]));
 }
 
 export interface SidecarProcess {

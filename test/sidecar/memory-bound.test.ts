@@ -4,8 +4,8 @@
 // sidecar must answer all four and keep running (a 48 or 64 MB old space aborted here).
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { DEFAULT_INJECTION_OPTIONS, sidecarRuntimeEnv } from "../../src/operator/webhook/index.js";
-import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { DEFAULT_INJECTION_OPTIONS } from "../../src/operator/webhook/index.js";
+import { injectedRuntimeEnv, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 
 let emulator: EmulatorHandle;
 let sidecar: SidecarProcess;
@@ -33,7 +33,7 @@ beforeAll(async () => {
     ],
     {
       KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50}]',
-      ...Object.fromEntries(sidecarRuntimeEnv(DEFAULT_INJECTION_OPTIONS).map((e) => [e.name, e.value])),
+      ...injectedRuntimeEnv(),
     },
   );
 });

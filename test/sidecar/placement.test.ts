@@ -32,8 +32,8 @@ let emulators: Map<string, EmulatorHandle> = new Map();
 async function setCards(cards: Card[]): Promise<void> {
   for (const e of emulators.values()) await e.close();
   // New GPUs: forget what earlier tests' calls left resident.
-  for (const [provider, list] of await store.tickets.allResidencies()) {
-    for (const r of list) await store.tickets.clearResidency(provider, r.modelName);
+  for (const r of (await store.tickets.everything()).residencies) {
+    await store.tickets.clearResidency(r.provider, r.modelName);
   }
   emulators = new Map();
   for (const c of cards) {

@@ -42,6 +42,13 @@ export interface GrpcHandlerOptions {
   onInternalError?: (err: unknown, path: string) => void;
 }
 
+/** Every answer's leading headers (spread into a fresh object per call). */
+const RESPONSE_HEADERS = {
+  ":status": 200,
+  "content-type": "application/grpc",
+  "grpc-accept-encoding": "identity",
+} as const;
+
 const CANCELLED = new GrpcStatusError(GrpcCode.CANCELLED, "the client cancelled the call");
 const SHUTDOWN = new GrpcStatusError(GrpcCode.UNAVAILABLE, "the server is shutting down");
 
@@ -178,7 +185,7 @@ class Call implements GrpcCall {
         Promise.resolve()
           .then(() => method.handle(request, this))
           .then(
-            (response) => this.answer(response),
+            (response) => this.succeed(response),
             (err) => this.fail(err),
           );
       } else if (method.kind === "server_streaming") {
@@ -223,10 +230,7 @@ class Call implements GrpcCall {
   private sendHeaders(): void {
     if (this.headersSent) return;
     this.headersSent = true;
-    this.stream.respond(
-      { ":status": 200, "content-type": "application/grpc", "grpc-accept-encoding": "identity" },
-      { waitForTrailers: true },
-    );
+    this.stream.respond({ ...RESPONSE_HEADERS }, { waitForTrailers: true });
     this.stream.once("wantTrailers", () => {
       const status =
         this.outcome === "pending"
@@ -239,19 +243,16 @@ class Call implements GrpcCall {
   /** The status the trailers carry. */
   private outcome: GrpcStatusError | "ok" | "pending" = "pending";
 
-  /** A unary answer: headers, the one message and the trailers leave together. */
-  private answer(response: Uint8Array): void {
+  /**
+   * Ends the call with OK, after a unary call's one message if given. Node writes the trailers
+   * on a later turn, once the stream asks for them ('wantTrailers').
+   */
+  private succeed(message?: Uint8Array): void {
     if (!this.finish() || !this.writable()) return;
     this.outcome = "ok";
     this.sendHeaders();
-    this.stream.end(frameMessage(response));
-  }
-
-  private succeed(): void {
-    if (!this.finish() || !this.writable()) return;
-    this.outcome = "ok";
-    this.sendHeaders();
-    this.stream.end();
+    if (message === undefined) this.stream.end();
+    else this.stream.end(frameMessage(message));
   }
 
   private fail(err: unknown): void {
@@ -299,15 +300,7 @@ function statusHeaders(status: GrpcStatusError | undefined): http2.OutgoingHttpH
 /** An error before any message: the status travels in the only HEADERS frame. */
 function trailersOnly(stream: http2.ServerHttp2Stream, status: GrpcStatusError): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return;
-  stream.respond(
-    {
-      ":status": 200,
-      "content-type": "application/grpc",
-      "grpc-accept-encoding": "identity",
-      ...statusHeaders(status),
-    },
-    { endStream: true },
-  );
+  stream.respond({ ...RESPONSE_HEADERS, ...statusHeaders(status) }, { endStream: true });
   // The request body is not read: close our side cleanly and drop whatever it still sends.
   stream.resume();
 }

@@ -26,6 +26,14 @@ export class GrpcStatusError extends Error {
   }
 }
 
+/** INVALID_ARGUMENT for a message that does not decode as `typeName`. */
+export function malformedMessage(typeName: string, err: unknown): GrpcStatusError {
+  return new GrpcStatusError(
+    GrpcCode.INVALID_ARGUMENT,
+    `malformed ${typeName}: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}
+
 /**
  * `grpc-message` is percent-encoded UTF-8: bytes outside printable ASCII, and '%' itself, are
  * escaped so that any message survives an HTTP/2 header.

@@ -100,8 +100,8 @@ export function sidecarContainer(
   const seen = new Set(vars.map((v) => v.name));
   for (const v of o.extraEnv) if (!seen.has(v.name)) vars.push(v);
   // After extraEnv, so that an operator's own NODE_OPTIONS or MALLOC_ARENA_MAX wins.
-  for (const v of o.extraEnv) seen.add(v.name);
-  for (const v of sidecarRuntimeEnv(o)) if (!seen.has(v.name)) vars.push(v);
+  const named = new Set(vars.map((v) => v.name));
+  for (const v of sidecarRuntimeEnv(o)) if (!named.has(v.name)) vars.push(v);
   const grpc = (service: string) => ({ grpc: { port: o.apiPort, service } });
   return {
     name: SIDECAR_CONTAINER_NAME,
