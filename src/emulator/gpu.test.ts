@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveModel } from "./catalog.js";
-import { ManualClock } from "./clock.js";
+import { type Clock, ManualClock } from "./clock.js";
 import { type GpuConfig, type JobResult, type JobSpec, OllamaGpu } from "./gpu.js";
 
 // Three models with round numbers: load 1 s per GiB at 1024 MiB/s, KV 0.125 MiB/token, so at
@@ -18,7 +18,13 @@ const catalog = new Map(
 
 function setup(over: Partial<GpuConfig> = {}) {
   const clock = new ManualClock();
-  const config: GpuConfig = {
+  const config = gpuConfig(over);
+  const gpu = new OllamaGpu(config, catalog, clock, config.contextLength);
+  return { clock, gpu };
+}
+
+function gpuConfig(over: Partial<GpuConfig> = {}): GpuConfig {
+  return {
     vramMiB: 6000,
     numParallel: 1,
     contextLength: 4096,
@@ -31,8 +37,6 @@ function setup(over: Partial<GpuConfig> = {}) {
     keepAliveMs: 300_000,
     ...over,
   };
-  const gpu = new OllamaGpu(config, catalog, clock, config.contextLength);
-  return { clock, gpu };
 }
 
 interface Record {
@@ -117,6 +121,33 @@ describe("OllamaGpu", () => {
     expect(rec.result?.loadMs).toBe(0);
     expect(rec.result?.coldLoad).toBe(false);
     expect(rec.doneAt).toBe(t0 + 300);
+  });
+
+  it("counts no load time for a loaded model however long the host takes to place the request", () => {
+    // Every clock read costs 50 emulated ms while `slow`: a host descheduled at a small time
+    // scale. The emulator's own running time must not read as loading.
+    const inner = new ManualClock();
+    let slow = false;
+    let lost = 0;
+    const clock: Clock = {
+      scale: 1,
+      now: () => {
+        if (slow) lost += 50;
+        return inner.now() + lost;
+      },
+      at: (at, fn) => inner.at(at - lost, fn),
+      wallTimeOf: (t) => inner.wallTimeOf(t - lost),
+      dispose: () => inner.dispose(),
+    };
+    const env = { clock: inner, gpu: new OllamaGpu(gpuConfig(), catalog, clock, 4096) };
+    submit(env, { model: "a:1b" });
+    settle(env);
+    slow = true;
+    const { rec } = submit(env, { model: "a:1b", promptTokens: 0, outputTokens: 3 });
+    slow = false;
+    settle(env);
+    expect(rec.result?.coldLoad).toBe(false);
+    expect(rec.result?.loadMs).toBe(0);
   });
 
   it("serves one slot's requests in arrival order, and num_parallel at a time", () => {

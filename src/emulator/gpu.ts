@@ -218,7 +218,7 @@ export class OllamaGpu {
       coldLoad: false,
     };
     this.pending.push(job);
-    this.process();
+    this.process(job.arrivedAt);
     return { ok: true, job: { id: job.id, cancel: () => this.cancel(job) } };
   }
 
@@ -311,7 +311,12 @@ export class OllamaGpu {
     return r.state === "ready" && r.active.size === 0 && r.waiting.length === 0;
   }
 
-  private process(): void {
+  /**
+   * Places pending requests in order. One pass reads the clock once (`now`, or the clock): the
+   * emulator's own running time is not emulated time, so a request that arrives at a ready
+   * model starts with no load time however long the host took to run this code.
+   */
+  private process(now = this.clock.now()): void {
     if (this.processing) {
       this.reprocess = true;
       return;
@@ -322,7 +327,7 @@ export class OllamaGpu {
         this.reprocess = false;
         while (this.pending.length > 0) {
           const head = this.pending[0] as Job;
-          if (!this.tryPlace(head)) break;
+          if (!this.tryPlace(head, now)) break;
           if (this.pending[0] === head) this.pending.shift();
         }
       } while (this.reprocess);
@@ -332,12 +337,12 @@ export class OllamaGpu {
   }
 
   /** Places the head request; false when it must wait (and everything behind it). */
-  private tryPlace(job: Job): boolean {
+  private tryPlace(job: Job, now: number): boolean {
     const { model, numCtx } = job.spec;
     const existing = this.runners.get(model);
     if (existing) {
       if (existing.state !== "unloading" && existing.numCtx === numCtx) {
-        this.assign(job, existing);
+        this.assign(job, existing, now);
         return true;
       }
       if (existing.state === "unloading") return false;
@@ -360,12 +365,11 @@ export class OllamaGpu {
     const loaded = [...this.runners.values()].filter((r) => r.state !== "unloading").length;
     const underCap = this.config.maxLoadedModels <= 0 || loaded < this.config.maxLoadedModels;
     if (underCap && this.usedMiB() + need <= this.config.vramMiB) {
-      this.startLoad(spec, numCtx, job);
+      this.startLoad(spec, numCtx, job, now);
       return true;
     }
     // Wait for an unload in progress to free its VRAM before choosing another victim.
     for (const r of this.runners.values()) if (r.state === "unloading") return false;
-    const now = this.clock.now();
     const idle = [...this.runners.values()]
       .filter((r) => this.isIdle(r))
       .sort(
@@ -376,8 +380,7 @@ export class OllamaGpu {
     return false;
   }
 
-  private startLoad(spec: ModelSpec, numCtx: number, job: Job): void {
-    const now = this.clock.now();
+  private startLoad(spec: ModelSpec, numCtx: number, job: Job, now: number): void {
     const runner: Runner = {
       spec,
       numCtx,
@@ -395,7 +398,7 @@ export class OllamaGpu {
     job.coldLoad = true;
     const loadMs = (spec.weightsMiB / this.config.loadMiBPerS) * 1000;
     runner.timer = this.clock.at(now + loadMs, () => this.onLoaded(runner));
-    this.assign(job, runner);
+    this.assign(job, runner, now);
   }
 
   private onLoaded(runner: Runner): void {
@@ -409,7 +412,7 @@ export class OllamaGpu {
     this.afterChange(runner);
   }
 
-  private assign(job: Job, runner: Runner): void {
+  private assign(job: Job, runner: Runner, now: number): void {
     job.state = "assigned";
     job.runner = runner;
     runner.keepAliveMs = job.spec.keepAliveMs ?? this.config.keepAliveMs;
@@ -417,7 +420,7 @@ export class OllamaGpu {
     if (runner.state === "ready") {
       runner.timer?.cancel();
       runner.timer = undefined;
-      job.readyAt = this.clock.now();
+      job.readyAt = now;
     }
     runner.waiting.push(job);
     this.pump(runner);
