@@ -1,6 +1,8 @@
-// Placement for one proxied call: one Place, and when the answer is gpu-busy, the scheduler's
-// state-driven Wait, bounded by the proxy's wait limit and cut short when the client leaves.
-// A placement that lands after the client left is released at once: nothing stays claimed.
+// Placement for one proxied call: one Place, and when the call policy says to wait, the
+// scheduler's state-driven Wait, bounded by the proxy's wait limit and cut short when the
+// client leaves. A placement that lands after the client left is released at once: nothing
+// stays claimed.
+import { afterRefusal } from "../../src/core/index.js";
 import type { PlaceInput, PlacementOut, RefusalOut, Scheduler } from "../scheduler/scheduler.js";
 
 export type Acquired =
@@ -19,9 +21,13 @@ export async function acquire(
   const elapsed = () => performance.now() - started;
   const first = await scheduler.place(input);
   if (first.kind === "placed") return settle(scheduler, first.placement, 0, signal);
-  const canWait =
-    first.refusal.reason === "gpu-busy" && input.phase !== "triage" && !input.cannotWait && waitLimitS > 0;
-  if (!canWait || signal.aborted) {
+  const next = afterRefusal(first.refusal, {
+    phase: input.phase,
+    cannotWait: input.cannotWait,
+    hasStaticBinding: false, // Place already took the static fallback where there is one
+    waitLimitS,
+  });
+  if (next !== "wait" || signal.aborted) {
     return signal.aborted
       ? { kind: "aborted", waitedMs: 0 }
       : { kind: "refused", refusal: first.refusal, waitedMs: 0 };

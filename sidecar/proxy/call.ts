@@ -407,42 +407,12 @@ async function release(
   record: CallRecord,
   numCtx: NumCtxDecision | undefined,
 ): Promise<void> {
-  const { scheduler, settings, logger, hooks } = ctx;
+  const { scheduler, logger, hooks } = ctx;
   const report = outcome && (outcome.kind === "ok" || outcome.kind === "broken") ? outcome.report : undefined;
   const reported = report?.promptTokens ?? 0;
   record.promptTokens = reported;
   record.outputTokens = report?.outputTokens ?? 0;
   const sentCtx = numCtx && numCtx.kind !== "refuse" ? numCtx.value : undefined;
-  const truncated =
-    reported > 0 &&
-    tokens > 0 &&
-    (reported < tokens * settings.truncationRatio || (sentCtx !== undefined && reported >= sentCtx));
-  record.truncated = truncated;
-  if (truncated) {
-    logger.warn(
-      {
-        ticket: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimated: tokens,
-        reported,
-        num_ctx: sentCtx,
-      },
-      "proxy: the engine evaluated far fewer prompt tokens than were sent (silent truncation)",
-    );
-    try {
-      hooks.onTruncation?.({
-        ticketId: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimatedPromptTokens: tokens,
-        reportedPromptTokens: reported,
-        numCtx: sentCtx,
-      });
-    } catch (err) {
-      logger.warn({ err }, "proxy: onTruncation hook failed");
-    }
-  }
   // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
   // left by its client before any answer) says nothing about the provider: it is released as
   // not run, so it neither counts as a failure nor records the model resident.
@@ -484,15 +454,43 @@ async function release(
       ran,
       latencyMs: Math.round(latencyMs),
       promptTokens: reported,
-      // A cut prompt's count would skew the learned chars-per-token ratio.
-      promptChars: truncated ? 0 : call.promptChars,
+      promptChars: call.promptChars,
       outputTokens: report?.outputTokens ?? 0,
       error,
+      ...(sentCtx !== undefined ? { contextSent: sentCtx } : {}),
     });
   } catch (err) {
     logger.error(
       { err, ticket: p.ticketId },
       "proxy: releasing the ticket failed (its lease will reclaim it)",
     );
+  }
+  // The scheduler judged the call (Attribute reports the same verdict).
+  const truncated = scheduler.attribute(p.ticketId)?.truncated ?? false;
+  record.truncated = truncated;
+  if (truncated) {
+    logger.warn(
+      {
+        ticket: p.ticketId,
+        provider: p.provider,
+        model: p.model,
+        estimated: tokens,
+        reported,
+        num_ctx: sentCtx,
+      },
+      "proxy: the engine evaluated far fewer prompt tokens than were sent (silent truncation)",
+    );
+    try {
+      hooks.onTruncation?.({
+        ticketId: p.ticketId,
+        provider: p.provider,
+        model: p.model,
+        estimatedPromptTokens: tokens,
+        reportedPromptTokens: reported,
+        numCtx: sentCtx,
+      });
+    } catch (err) {
+      logger.warn({ err }, "proxy: onTruncation hook failed");
+    }
   }
 }

@@ -81,11 +81,6 @@ export interface ProxySettings {
   agent: string;
   /** What GET /api/version reports. Default "0.13.0". */
   version: string;
-  /**
-   * A reported prompt below this share of the estimate counts as cut (besides one that filled
-   * the forwarded num_ctx exactly). Default 0.5 (the scheduler's own threshold).
-   */
-  truncationRatio: number;
 }
 
 export interface ProxyOptions {
@@ -133,7 +128,6 @@ export function resolveSettings(scheduler: Scheduler, given: Partial<ProxySettin
     renewEveryMs: given.renewEveryMs ?? Math.max(1000, (cfg.leaseS * 1000) / 2),
     agent: given.agent ?? (cfg.agent || DEFAULT_AGENT),
     version: given.version ?? "0.13.0",
-    truncationRatio: given.truncationRatio ?? 0.5,
   };
   positive("maxBodyBytes", s.maxBodyBytes);
   positive("waitLimitS", s.waitLimitS, true);
@@ -141,7 +135,6 @@ export function resolveSettings(scheduler: Scheduler, given: Partial<ProxySettin
   positive("connectTimeoutMs", s.connectTimeoutMs);
   positive("retryAfterS", s.retryAfterS, true);
   positive("renewEveryMs", s.renewEveryMs);
-  positive("truncationRatio", s.truncationRatio, true);
   if (s.numCtxPolicy !== "pin" && s.numCtxPolicy !== "pass") {
     throw invalidArgument("proxy.numCtxPolicy", `expected "pin" or "pass", got "${String(s.numCtxPolicy)}"`);
   }

@@ -7,6 +7,7 @@ const busy = (estimatedWaitS?: number) => ({
   message: "busy",
   largestContext: 0,
   promptTokens: 10,
+  waitable: true,
   ...(estimatedWaitS !== undefined ? { estimatedWaitS } : {}),
 });
 

@@ -37,6 +37,8 @@ export const CHARS_PER_TOKEN_LEARN_RATE = 0.3;
 /** Reports outside [min, max] chars/token are ignored. */
 export const CHARS_PER_TOKEN_MIN = 1;
 export const CHARS_PER_TOKEN_MAX = 8;
+/** A reported prompt below this share of the estimate counts as cut by the engine. */
+export const TRUNCATION_RATIO = 0.5;
 
 // ── Weighted cost (§4) ──────────────────────────────────────────────────────────────────────
 /** Points per unit of (1 − success rate). */

@@ -1,6 +1,14 @@
 // Public API of the pure call-time placement core (spec/placement.md). No I/O, no clocks:
 // time (`nowMs`) and every observation come in as arguments.
 
+export type { CallResult, PromptReport, Refusal, RefusedCall } from "./call-policy.js";
+export {
+  afterRefusal,
+  judgeTruncation,
+  learnFromCall,
+  lostRaceRefusal,
+  refusalOf,
+} from "./call-policy.js";
 export { anyCanRun, couldHold } from "./can-run.js";
 export type { Candidate, ParsedCandidates } from "./candidates.js";
 export { effectiveTolerance, inTolerance, normalizeCandidates, parseCandidates } from "./candidates.js";
@@ -24,7 +32,6 @@ export { anyCanHold, contextOf, holds, largestContext } from "./context-fit.js";
 export type { CostBreakdown, CostInput, CostWeights } from "./cost.js";
 export { costBreakdown, costOf, DEFAULT_COST_WEIGHTS } from "./cost.js";
 export { bumpRate, decayedRate } from "./decay.js";
-export { refusalOf, shouldWait, staticFallbackAllowed } from "./decision-helpers.js";
 export type { ModelDemand } from "./demand.js";
 export { aggregateDemand, compareLeastNeeded, expectedReloads, NO_DEMAND } from "./demand.js";
 export type { IneligibleReason } from "./eligibility.js";

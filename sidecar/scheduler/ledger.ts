@@ -1,0 +1,172 @@
+// The call ledger: what this sidecar remembers of the calls it placed (for Release, Renew and
+// Attribute) and what finished calls teach it (each provider's health, the chars-per-token
+// ratio). The rules themselves are core's call policy; this only keeps their state.
+import {
+  type CharsPerToken,
+  estimateTokens,
+  INITIAL_CHARS_PER_TOKEN,
+  judgeTruncation,
+  learnCharsPerToken,
+  learnFromCall,
+  type ProviderHealth,
+} from "../../src/core/index.js";
+import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
+
+/** What the ledger holds of one call. */
+export interface CallEntry extends AttributionOut {
+  released: boolean;
+  staticFallback: boolean;
+  footprintMiB: number;
+  expiresAtMs: number;
+}
+
+/**
+ * Calls remembered for Attribute (the oldest released ones are forgotten first): an agent asks
+ * about a call it has just made, and this covers over half an hour of a busy agent calling
+ * every second. The bound is what keeps the records' memory from growing with the calls.
+ */
+export const DEFAULT_ATTRIBUTION_CAPACITY = 2048;
+
+export class CallLedger {
+  private readonly entries = new Map<string, CallEntry>();
+  /** Per provider, learned from the calls this sidecar made there. */
+  readonly health = new Map<string, ProviderHealth>();
+  private ratio: CharsPerToken = INITIAL_CHARS_PER_TOKEN;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly capacity = DEFAULT_ATTRIBUTION_CAPACITY,
+  ) {}
+
+  get charsPerToken(): CharsPerToken {
+    return this.ratio;
+  }
+
+  /** Prompt tokens for a call: the caller's count, else chars over the learned ratio. */
+  estimatePromptTokens(promptTokens: number, promptChars: number): number {
+    return promptTokens > 0 ? promptTokens : estimateTokens(promptChars, this.ratio);
+  }
+
+  /** Calls placed and not released yet (held plans included). */
+  get active(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (!e.released) n++;
+    return n;
+  }
+
+  get(ticketId: string): CallEntry | undefined {
+    return this.entries.get(ticketId);
+  }
+
+  /** Entries still holding a ticket in the shared state (not released, not static). */
+  unreleased(): CallEntry[] {
+    return [...this.entries.values()].filter((e) => !e.released && !e.staticFallback);
+  }
+
+  remember(p: PlacementOut, agent: string, tokens: number, queueWaitMs: number): void {
+    this.entries.set(p.ticketId, {
+      ticketId: p.ticketId,
+      provider: p.provider,
+      endpoint: p.endpoint,
+      model: p.model,
+      agent,
+      evicted: p.evicted,
+      coldLoad: p.coldLoad,
+      queueWaitMs,
+      placedAtMs: this.now(),
+      releasedAtMs: 0,
+      latencyMs: 0,
+      estimatedPromptTokens: tokens,
+      promptTokens: 0,
+      truncated: false,
+      success: false,
+      error: "",
+      fromPlan: p.fromPlan,
+      released: false,
+      staticFallback: p.staticFallback,
+      footprintMiB: p.footprintMiB,
+      expiresAtMs: p.expiresAtMs,
+    });
+  }
+
+  /** Marks an entry released without an outcome (a dropped plan, shutdown). */
+  drop(e: CallEntry, why: string): void {
+    e.released = true;
+    e.releasedAtMs = this.now();
+    e.error = why;
+  }
+
+  /**
+   * Records a call's outcome on its entry and learns from it (unless it never ran). Returns
+   * the entry, or undefined when it is unknown or was released already.
+   */
+  finish(input: ReleaseInput): CallEntry | undefined {
+    const e = this.entries.get(input.ticketId);
+    if (!e || e.released) return undefined;
+    e.released = true;
+    e.releasedAtMs = this.now();
+    e.success = input.success;
+    e.error = input.error;
+    e.latencyMs = input.latencyMs;
+    e.promptTokens = input.promptTokens;
+    e.truncated = judgeTruncation({
+      estimatedTokens: e.estimatedPromptTokens,
+      reportedTokens: input.promptTokens,
+      contextSent: input.contextSent,
+    });
+    if (input.ran !== false) this.learn(e, input);
+    this.trim();
+    return e;
+  }
+
+  attribution(ticketId: string): AttributionOut | undefined {
+    const e = this.entries.get(ticketId);
+    return e ? publicEntry(e) : undefined;
+  }
+
+  private learn(e: CallEntry, input: ReleaseInput): void {
+    // A cut prompt's count says nothing about the ratio of the prompt that was sent.
+    if (!e.truncated && input.promptChars > 0 && input.promptTokens > 0) {
+      this.ratio = learnCharsPerToken(this.ratio, input.promptChars, input.promptTokens);
+    }
+    if (e.staticFallback || !e.provider) return;
+    this.health.set(
+      e.provider,
+      learnFromCall(
+        this.health.get(e.provider),
+        { model: e.model, success: input.success, latencyMs: input.latencyMs },
+        this.now(),
+      ),
+    );
+  }
+
+  private trim(): void {
+    if (this.entries.size <= this.capacity) return;
+    for (const [id, e] of this.entries) {
+      if (this.entries.size <= this.capacity) break;
+      if (e.released) this.entries.delete(id);
+    }
+  }
+}
+
+export function publicEntry(e: CallEntry): AttributionOut {
+  return {
+    ticketId: e.ticketId,
+    provider: e.provider,
+    endpoint: e.endpoint,
+    model: e.model,
+    agent: e.agent,
+    evicted: e.evicted,
+    coldLoad: e.coldLoad,
+    queueWaitMs: e.queueWaitMs,
+    placedAtMs: e.placedAtMs,
+    releasedAtMs: e.releasedAtMs,
+    latencyMs: e.latencyMs,
+    estimatedPromptTokens: e.estimatedPromptTokens,
+    promptTokens: e.promptTokens,
+    truncated: e.truncated,
+    success: e.success,
+    error: e.error,
+    fromPlan: e.fromPlan,
+  };
+}

@@ -1,0 +1,166 @@
+// Placement: read the shared state into the core's snapshot, let the core decide, claim the
+// decided ticket (claim first, then unload its planned victims), and turn anything that is
+// not a claim into the refusal Place answers — or a cannot-wait call's static fallback.
+import { randomUUID } from "node:crypto";
+import {
+  afterRefusal,
+  aggregateDemand,
+  type Candidate,
+  type ClaimDecision,
+  DEFAULT_COST_WEIGHTS,
+  type Decision,
+  indexSnapshot,
+  lostRaceRefusal,
+  type PlannerOptions,
+  refusalOf,
+  type SnapshotIndex,
+} from "../../src/core/index.js";
+import type { StateStore } from "../../src/state/index.js";
+import type { SchedulerConfig, StaticBinding } from "./config.js";
+import type { CallLedger } from "./ledger.js";
+import type { StateWrites } from "./state-writes.js";
+import type {
+  Phase,
+  PlaceInput,
+  PlacementOut,
+  PlaceOutcome,
+  ProviderOps,
+  RefusalOut,
+  SchedulerHooks,
+} from "./types.js";
+
+export interface PlacementDeps {
+  state: StateStore;
+  config: SchedulerConfig;
+  ops: ProviderOps;
+  now: () => number;
+  hooks: SchedulerHooks;
+  ledger: CallLedger;
+  writes: StateWrites;
+}
+
+export class Placement {
+  private readonly plannerOptions: Partial<PlannerOptions>;
+
+  constructor(private readonly d: PlacementDeps) {
+    this.plannerOptions = d.config.costWeights
+      ? { weights: { ...DEFAULT_COST_WEIGHTS, ...d.config.costWeights } }
+      : {};
+  }
+
+  /** The shared state as the core sees it, with this sidecar's own health observations. */
+  async snapshot(): Promise<SnapshotIndex> {
+    const { state } = this.d;
+    const [providers, { tickets, residencies }, demand] = await Promise.all([
+      state.providers.list(),
+      state.tickets.everything(),
+      state.demand.snapshot(),
+    ]);
+    const nowMs = this.d.now();
+    return indexSnapshot(
+      {
+        providers,
+        tickets,
+        residencies,
+        demand: aggregateDemand(demand.entries, nowMs),
+        health: this.d.ledger.health,
+        nowMs,
+      },
+      this.plannerOptions,
+    );
+  }
+
+  /** Claims the decision's ticket; on success unloads planned victims. Undefined = lost. */
+  async claim(
+    d: ClaimDecision,
+    input: PlaceInput,
+    tokens: number,
+    queueWaitMs: number,
+    forPlan: boolean,
+  ): Promise<PlacementOut | undefined> {
+    const { config, state, hooks, ops } = this.d;
+    const leaseMs = forPlan ? config.heldPlanTtlMs + 30_000 : config.leaseS * 1000;
+    const res = await state.tickets.claim({
+      provider: d.provider,
+      model: d.model,
+      modelFootprintMiB: d.footprintMiB,
+      evicts: d.evicts,
+      leaseMs,
+    });
+    if (!res.ok) {
+      hooks.onClaimLost?.(d.provider, res.reason);
+      return undefined;
+    }
+    const evicted: string[] = [];
+    for (const victim of Object.keys(d.evicts)) {
+      try {
+        await ops.unload(d.endpoint, victim);
+        await state.tickets.clearResidency(d.provider, victim);
+        this.d.writes.forgetOverlay(d.provider, victim);
+        evicted.push(victim);
+        hooks.onEvict?.(d.provider, victim, true);
+      } catch (err) {
+        // The engine evicts by itself when the load needs the room; the claim already holds it.
+        hooks.onEvict?.(d.provider, victim, false, err);
+      }
+    }
+    const placement: PlacementOut = {
+      ticketId: res.ticket.ticketId,
+      provider: d.provider,
+      endpoint: d.endpoint,
+      model: d.model,
+      coldLoad: res.coldLoad,
+      evicted,
+      footprintMiB: d.footprintMiB,
+      contextLength: d.contextLength,
+      expiresAtMs: res.ticket.expiresAt ?? this.d.now() + leaseMs,
+      fromPlan: false,
+      staticFallback: false,
+    };
+    this.d.ledger.remember(placement, input.agent, tokens, queueWaitMs);
+    return placement;
+  }
+
+  /**
+   * What Place answers when it did not claim: the decision's refusal (a lost race when there is
+   * none), or, for a call that cannot wait, its static endpoint where the call policy allows.
+   */
+  refusalOutcome(
+    decision: Decision | undefined,
+    candidates: Candidate[],
+    tokens: number,
+    input: { phase: Phase; cannotWait: boolean; agent: string },
+  ): PlaceOutcome {
+    const r = (decision ? refusalOf(decision) : undefined) ?? lostRaceRefusal(candidates[0]?.model ?? "");
+    const refusal: RefusalOut = { ...r, promptTokens: tokens };
+    const fallback = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
+    const next = afterRefusal(refusal, {
+      phase: input.phase,
+      cannotWait: input.cannotWait,
+      hasStaticBinding: fallback !== undefined,
+      waitLimitS: this.d.config.waitLimitS,
+    });
+    if (next === "static-fallback" && fallback) {
+      return { kind: "placed", placement: this.staticPlacement(fallback, input.agent, tokens) };
+    }
+    return { kind: "refused", refusal };
+  }
+
+  private staticPlacement(b: StaticBinding, agent: string, tokens: number): PlacementOut {
+    const placement: PlacementOut = {
+      ticketId: `static-${randomUUID()}`,
+      provider: "",
+      endpoint: b.endpoint,
+      model: b.model,
+      coldLoad: false,
+      evicted: [],
+      footprintMiB: 0,
+      contextLength: 0,
+      expiresAtMs: 0,
+      fromPlan: false,
+      staticFallback: true,
+    };
+    this.d.ledger.remember(placement, agent, tokens, 0);
+    return placement;
+  }
+}

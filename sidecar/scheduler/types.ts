@@ -1,0 +1,127 @@
+// The scheduler's own types: what Place, Wait, Release, Commit and Attribute take and give,
+// independent of any transport (the gRPC/Connect service and the proxy map onto these).
+import type { Candidate, Decision, Phase, Refusal, RefusalReason } from "../../src/core/index.js";
+import type { StateStore } from "../../src/state/index.js";
+import type { SchedulerConfig } from "./config.js";
+
+export type { Phase, RefusalReason };
+
+export interface PlaceInput {
+  /** "namespace/name"; validated by the caller. */
+  agent: string;
+  threadId: string;
+  phase: Phase;
+  /** Preferred first; empty = the configured list for the phase. */
+  candidates: Candidate[];
+  tolerance?: number;
+  promptTokens: number;
+  promptChars: number;
+  maxOutputTokens: number;
+  cannotWait: boolean;
+}
+
+export interface PlacementOut {
+  ticketId: string;
+  provider: string;
+  endpoint: string;
+  model: string;
+  coldLoad: boolean;
+  evicted: string[];
+  footprintMiB: number;
+  contextLength: number;
+  /** Lease end (epoch ms); 0 for a static fallback. */
+  expiresAtMs: number;
+  fromPlan: boolean;
+  staticFallback: boolean;
+}
+
+export interface RefusalOut extends Refusal {
+  promptTokens: number;
+}
+
+export type PlaceOutcome =
+  | { kind: "placed"; placement: PlacementOut }
+  | { kind: "refused"; refusal: RefusalOut };
+
+export type WaitEventOut =
+  | { kind: "waiting"; refusal: RefusalOut; deadlineMs: number }
+  | { kind: "placed"; placement: PlacementOut }
+  | { kind: "stand-aside"; refusal: RefusalOut };
+
+export interface ReleaseInput {
+  ticketId: string;
+  success: boolean;
+  latencyMs: number;
+  promptTokens: number;
+  promptChars: number;
+  outputTokens: number;
+  error: string;
+  /**
+   * False when the call never reached the provider (refused before forwarding, the client
+   * left first, the request was the caller's fault): the ticket is released and nothing is
+   * learned — no failure for the circuit breaker, no residency, no use. Default true.
+   */
+  ran?: boolean;
+  /** The context (num_ctx) the call was forwarded with, when the sender set one. */
+  contextSent?: number;
+}
+
+export interface AttributionOut {
+  ticketId: string;
+  provider: string;
+  endpoint: string;
+  model: string;
+  agent: string;
+  evicted: string[];
+  coldLoad: boolean;
+  queueWaitMs: number;
+  placedAtMs: number;
+  releasedAtMs: number;
+  latencyMs: number;
+  estimatedPromptTokens: number;
+  promptTokens: number;
+  truncated: boolean;
+  success: boolean;
+  error: string;
+  fromPlan: boolean;
+}
+
+export interface CommitInput {
+  agent: string;
+  threadId: string;
+  phase: Phase;
+  candidates: Candidate[];
+  tolerance?: number;
+  crew: string;
+  promptChars: number;
+}
+
+/** What the scheduler needs from inference servers (an OllamaClient per endpoint will do). */
+export interface ProviderOps {
+  /** Unloads `model` at the provider (POST /api/generate {model, keep_alive: 0}). */
+  unload(endpoint: string, model: string): Promise<void>;
+  /** Starts loading `model` (POST /api/generate {model}); resolves when loaded. */
+  load(endpoint: string, model: string): Promise<void>;
+}
+
+/** Observability hooks (metrics, logs); every one optional. */
+export interface SchedulerHooks {
+  onPlace?(outcome: PlaceOutcome, decision: Decision | undefined, elapsedMs: number): void;
+  onRelease?(attribution: AttributionOut): void;
+  onClaimLost?(provider: string, reason: string): void;
+  onEvict?(provider: string, model: string, ok: boolean, error?: unknown): void;
+  /** A released ticket's delete failed: retried later, or given up (its lease ends it). */
+  onReleaseDeleteFailed?(provider: string, willRetry: boolean, error: unknown): void;
+  log?(level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface SchedulerOptions {
+  state: StateStore;
+  config: SchedulerConfig;
+  ops: ProviderOps;
+  /** Epoch ms; default Date.now. */
+  now?: () => number;
+  hooks?: SchedulerHooks;
+  /** How many attributions are kept for Attribute; default 2,048 (released ones go first). */
+  attributionCapacity?: number;
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import {
+  afterRefusal,
+  judgeTruncation,
+  learnFromCall,
+  lostRaceRefusal,
+  type RefusedCall,
+  refusalOf,
+} from "./call-policy.js";
+import { circuitOpen } from "./circuit-breaker.js";
+import { CIRCUIT_FAILURE_THRESHOLD } from "./constants.js";
+import type { Decision } from "./planner.js";
+import { successRateValue } from "./success-rate.js";
+
+const claim: Decision = {
+  kind: "claim",
+  provider: "a",
+  endpoint: "",
+  model: "m",
+  cold: false,
+  loading: false,
+  footprintMiB: 1,
+  contextLength: 0,
+  evicts: {},
+  step: 1,
+  cost: 0,
+};
+const queue: Decision = { kind: "queue", provider: "a", model: "m", estimatedWaitS: 3, message: "busy" };
+const wait: Decision = { kind: "wait-for-memory", model: "m", message: "busy" };
+const refuse = (reason: "gpu-busy" | "model-too-large" | "prompt-too-large"): Decision => ({
+  kind: "refuse",
+  reason,
+  model: "m",
+  message: "x",
+  largestContext: 0,
+});
+const mulling: RefusedCall = { phase: "mulling", cannotWait: false, hasStaticBinding: false, waitLimitS: 90 };
+const next = (d: Decision, call: Partial<RefusedCall> = {}) => {
+  const r = refusalOf(d);
+  if (r === undefined) throw new Error("a claim has no refusal");
+  return afterRefusal(r, { ...mulling, ...call });
+};
+
+describe("§5/§6 what callers do with a decision", () => {
+  it("queue and wait-for-memory are gpu-busy now, and the caller waits", () => {
+    expect(refusalOf(queue)?.reason).toBe("gpu-busy");
+    expect(refusalOf(wait)?.reason).toBe("gpu-busy");
+    expect(next(queue)).toBe("wait");
+    expect(next(wait)).toBe("wait");
+    // A refusal decision is one waiting cannot change, even when it reads gpu-busy (triage).
+    expect(next(refuse("gpu-busy"))).toBe("stand-aside");
+    expect(refusalOf(claim)).toBeUndefined();
+  });
+  it("a lost race is gpu-busy and worth waiting for", () => {
+    expect(afterRefusal(lostRaceRefusal("m"), mulling)).toBe("wait");
+  });
+  it("a queue decision carries its wait estimate; waiting for memory has none", () => {
+    expect(refusalOf(queue)?.estimatedWaitS).toBe(3);
+    expect(refusalOf(wait)?.estimatedWaitS).toBeUndefined();
+  });
+  it("a call that cannot wait falls back on gpu-busy and model-too-large, never on prompt-too-large", () => {
+    const cannot = { cannotWait: true, hasStaticBinding: true };
+    expect(next(queue, cannot)).toBe("static-fallback");
+    expect(next(refuse("model-too-large"), cannot)).toBe("static-fallback");
+    expect(next(refuse("prompt-too-large"), cannot)).toBe("stand-aside");
+  });
+  it("triage, cannot-wait without a binding, and a zero wait limit never wait", () => {
+    expect(next(queue, { phase: "triage" })).toBe("stand-aside");
+    expect(next(queue, { cannotWait: true })).toBe("stand-aside");
+    expect(next(queue, { waitLimitS: 0 })).toBe("stand-aside");
+    expect(next(refuse("model-too-large"))).toBe("stand-aside");
+    expect(next(refuse("prompt-too-large"))).toBe("stand-aside");
+  });
+});
+
+describe("§3 truncation, judged once for Release and the proxy", () => {
+  it("a report far below the estimate is a cut", () => {
+    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 499 })).toBe(true);
+    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 500 })).toBe(false);
+  });
+  it("a report that fills the context sent is a cut", () => {
+    expect(judgeTruncation({ estimatedTokens: 900, reportedTokens: 4096, contextSent: 4096 })).toBe(true);
+    expect(judgeTruncation({ estimatedTokens: 900, reportedTokens: 4095, contextSent: 4096 })).toBe(false);
+  });
+  it("nothing reported or nothing estimated judges nothing", () => {
+    expect(judgeTruncation({ estimatedTokens: 0, reportedTokens: 10, contextSent: 10 })).toBe(false);
+    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 0 })).toBe(false);
+  });
+});
+
+describe("§3 learning from a call", () => {
+  it("failures open the circuit, a success closes it", () => {
+    let h = learnFromCall(undefined, { model: "m", success: false, latencyMs: 0 }, 1_000);
+    for (let i = 1; i < CIRCUIT_FAILURE_THRESHOLD; i++) {
+      h = learnFromCall(h, { model: "m", success: false, latencyMs: 0 }, 1_000 + i);
+    }
+    expect(circuitOpen(h.circuit!, 2_000)).toBe(true);
+    h = learnFromCall(h, { model: "m", success: true, latencyMs: 10 }, 3_000);
+    expect(circuitOpen(h.circuit!, 3_000)).toBe(false);
+  });
+  it("latency is learned from successes only; success rate per model", () => {
+    let h = learnFromCall(undefined, { model: "m", success: true, latencyMs: 100 }, 0);
+    expect(h.latencyEmaMs).toBe(100);
+    h = learnFromCall(h, { model: "m", success: false, latencyMs: 5_000 }, 0);
+    expect(h.latencyEmaMs).toBe(100);
+    for (let i = 0; i < 5; i++) h = learnFromCall(h, { model: "other", success: false, latencyMs: 0 }, 0);
+    expect(successRateValue(h.successByModel!.get("other")!)).toBeLessThan(1);
+    expect(h.successByModel!.get("m")).toBeDefined();
+  });
+});

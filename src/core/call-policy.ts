@@ -1,0 +1,139 @@
+// The call policy: what a caller does with a decision, how a finished call is judged and what
+// it teaches. One set of pure rules that the sidecar's Place/Wait/Release, the local proxy and
+// the simulation all call, so that none of them can drift from the others
+// (docs/rules/placement.md §3, §5, §6).
+import { CLOSED_CIRCUIT, recordFailure, recordSuccess } from "./circuit-breaker.js";
+import { TRUNCATION_RATIO } from "./constants.js";
+import { recordLatency } from "./latency-ema.js";
+import type { Decision, Phase } from "./planner.js";
+import { gpuBusyMessage, type RefusalReason } from "./refusal.js";
+import type { ProviderHealth } from "./snapshot.js";
+import { NO_SUCCESS_SAMPLES, recordOutcome } from "./success-rate.js";
+
+/** A refusal as Place answers it. */
+export interface Refusal {
+  reason: RefusalReason;
+  model: string;
+  message: string;
+  largestContext: number;
+  /**
+   * Whether a state change may turn this into a placement (queue, wait for memory, a lost
+   * race); false for a refusal waiting cannot change, or a call the planner never lets wait.
+   */
+  waitable: boolean;
+  /** gpu-busy from a queue decision: the planner's estimate (s) until a slot frees. */
+  estimatedWaitS?: number;
+}
+
+/** The refusal Place returns for a decision, or undefined for a claim. */
+export function refusalOf(d: Decision): Refusal | undefined {
+  switch (d.kind) {
+    case "claim":
+      return undefined;
+    case "queue":
+      return {
+        reason: "gpu-busy",
+        model: d.model,
+        message: d.message || gpuBusyMessage(d.model),
+        largestContext: 0,
+        waitable: true,
+        estimatedWaitS: d.estimatedWaitS,
+      };
+    case "wait-for-memory":
+      return { reason: "gpu-busy", model: d.model, message: d.message, largestContext: 0, waitable: true };
+    case "refuse":
+      return {
+        reason: d.reason,
+        model: d.model,
+        message: d.message,
+        largestContext: d.largestContext,
+        waitable: false,
+      };
+  }
+}
+
+/** The refusal when no decision could be made at all (every claim lost its race). */
+export function lostRaceRefusal(model: string): Refusal {
+  return { reason: "gpu-busy", model, message: gpuBusyMessage(model), largestContext: 0, waitable: true };
+}
+
+/** What the caller of a refused call is. */
+export interface RefusedCall {
+  phase: Phase;
+  /** A call that may not wait (a coordinator's advisory or synthesis call). */
+  cannotWait: boolean;
+  /** Whether a static endpoint is bound for the call's phase. */
+  hasStaticBinding: boolean;
+  /** The longest this caller may wait (s); 0 = never. */
+  waitLimitS: number;
+}
+
+/**
+ * What a refused call does next:
+ * - "static-fallback": a call that cannot wait takes its bound static endpoint — on gpu-busy or
+ *   model-too-large, never on prompt-too-large (the static endpoint would cut the prompt);
+ * - "wait": a waitable refusal (gpu-busy that a state change may lift) of a call that may wait
+ *   (not triage, not cannot-wait, a wait limit above zero) waits for the next state change;
+ * - "stand-aside": everything else, at once.
+ */
+export function afterRefusal(
+  refusal: Pick<Refusal, "reason" | "waitable">,
+  call: RefusedCall,
+): "static-fallback" | "wait" | "stand-aside" {
+  if (call.cannotWait && call.hasStaticBinding && refusal.reason !== "prompt-too-large") {
+    return "static-fallback";
+  }
+  if (refusal.waitable && call.phase !== "triage" && !call.cannotWait && call.waitLimitS > 0) return "wait";
+  return "stand-aside";
+}
+
+/** What a finished call reported about its prompt. */
+export interface PromptReport {
+  /** Prompt tokens estimated before sending; 0 = none. */
+  estimatedTokens: number;
+  /** Prompt tokens the engine reported evaluating; 0 = not reported. */
+  reportedTokens: number;
+  /** The context (num_ctx) the call was sent with, when the sender set one. */
+  contextSent?: number | undefined;
+}
+
+/**
+ * Whether the engine cut the prompt silently: it evaluated far fewer tokens than estimated, or
+ * exactly filled (or overran) the context it was sent with.
+ */
+export function judgeTruncation(r: PromptReport): boolean {
+  if (!(r.reportedTokens > 0) || !(r.estimatedTokens > 0)) return false;
+  if (r.reportedTokens < r.estimatedTokens * TRUNCATION_RATIO) return true;
+  return r.contextSent !== undefined && r.contextSent > 0 && r.reportedTokens >= r.contextSent;
+}
+
+/** A finished call as the provider's health learns from it. */
+export interface CallResult {
+  model: string;
+  success: boolean;
+  /** The call's latency (ms); 0 = not measured. */
+  latencyMs: number;
+}
+
+/**
+ * A provider's health after one call that ran there: the circuit breaker (a failure counts, a
+ * success closes it), the per-model success rate and the latency EMA (successes only).
+ */
+export function learnFromCall(
+  h: ProviderHealth | undefined,
+  call: CallResult,
+  nowMs: number,
+): ProviderHealth {
+  const prev = h ?? {};
+  const circuit = call.success
+    ? recordSuccess(prev.circuit ?? CLOSED_CIRCUIT)
+    : recordFailure(prev.circuit ?? CLOSED_CIRCUIT, nowMs);
+  const successByModel = new Map(prev.successByModel ?? []);
+  successByModel.set(
+    call.model,
+    recordOutcome(successByModel.get(call.model) ?? NO_SUCCESS_SAMPLES, call.success),
+  );
+  const latencyEmaMs =
+    call.success && call.latencyMs > 0 ? recordLatency(prev.latencyEmaMs, call.latencyMs) : prev.latencyEmaMs;
+  return { circuit, successByModel, ...(latencyEmaMs !== undefined ? { latencyEmaMs } : {}) };
+}

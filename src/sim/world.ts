@@ -1,0 +1,230 @@
+// The simulated world: an event loop in virtual time, one simulated Ollama per GPU, and the
+// scenario's traffic — discussions whose selected agents make calls, think, and call again.
+// Where a call runs is the policy's choice (./policies); what happened is the recorder's.
+import type { RefusalReason } from "../core/index.js";
+import { inTolerance } from "../core/index.js";
+import type { JobResult } from "../emulator/index.js";
+import { EventLoop } from "./events.js";
+import { modelWithFootprint, SimOllama } from "./ollama.js";
+import { Rng } from "./prng.js";
+import { Recorder } from "./recorder.js";
+import type { Scenario, ScenarioModel } from "./scenarios.js";
+import { type CallRecord, type CallState, EPOCH_MS, type SimOptions, type TurnState } from "./types.js";
+import { type Discussion, generateWorkload } from "./workload.js";
+
+/** What a policy decides for the world: where each call runs. */
+export interface SimPolicy {
+  /** Before the traffic starts (initial probes, static bindings). */
+  start(): void;
+  /** An agent's turn in a discussion begins, and ends. */
+  turnStarted(ts: TurnState): void;
+  turnEnded(ts: TurnState): void;
+  /** A call arrives: run it on a GPU (World.runCall), make it wait, or stand it aside. */
+  dispatch(call: CallState): void;
+  /** A GPU's runners changed. */
+  gpuChanged(g: SimOllama): void;
+  /** After every event of the loop. */
+  afterEvent(): void;
+  /** The policy's live tickets for a model on a provider (for unload records). */
+  liveTickets(provider: string, model: string): number;
+}
+
+export class World {
+  readonly sc: Scenario;
+  readonly loop = new EventLoop();
+  readonly gpus: SimOllama[] = [];
+  readonly gpuByName = new Map<string, SimOllama>();
+  readonly models: Map<string, ScenarioModel>;
+  readonly recorder: Recorder;
+  readonly rng: Rng;
+  private policy: SimPolicy | undefined;
+  private callSeq = 0;
+  /** Discussions not started yet plus turns not ended: the publisher probes while any remain. */
+  private outstanding = 0;
+
+  constructor(readonly o: SimOptions) {
+    this.sc = o.scenario;
+    this.recorder = new Recorder(o.record ?? false, o.measure ?? true);
+    this.rng = new Rng(o.seed).fork(`${this.sc.name}/policy/${o.policy}`);
+    this.models = new Map(this.sc.models.map((m) => [m.name, m]));
+    const catalog = this.sc.models.map((m) =>
+      modelWithFootprint(m.name, m.footprintMiB, this.sc.contextLength, this.sc.numParallel),
+    );
+    for (const g of this.sc.gpus) {
+      const gpu = new SimOllama(
+        this.loop,
+        {
+          name: g.name,
+          vramMiB: g.vramMiB,
+          numParallel: this.sc.numParallel,
+          contextLength: this.sc.contextLength,
+          models: catalog,
+          // One prompt token per ms: a call of d ms is d tokens of prompt evaluation.
+          promptTokensPerS: 1000,
+          maxLoadedModels: o.maxLoadedModels ?? 3,
+        },
+        {
+          onLoadStart: (gp, model, mib) => this.recorder.loadStarted(this.loop.now, gp.name, model, mib),
+          onUnload: (gp, model, cause, mib) =>
+            this.recorder.unloaded({
+              atMs: this.loop.now,
+              provider: gp.name,
+              model,
+              cause,
+              footprintMiB: mib,
+              liveTickets: this.recorder.detailed ? this.policyOf().liveTickets(gp.name, model) : 0,
+            }),
+          onChange: (gp) => this.policyOf().gpuChanged(gp),
+        },
+        EPOCH_MS,
+      );
+      this.gpus.push(gpu);
+      this.gpuByName.set(g.name, gpu);
+    }
+    this.loop.onAfterEach(() => this.policy?.afterEvent());
+  }
+
+  /** Whether traffic remains (discussions to start or turns to end). */
+  get busy(): boolean {
+    return this.outstanding > 0;
+  }
+
+  run(policy: SimPolicy) {
+    this.policy = policy;
+    const work = generateWorkload(this.sc, this.o.seed);
+    this.outstanding = work.length;
+    for (const d of work) {
+      for (const t of d.turns) {
+        const pm = this.models.get(t.agent.candidates[0]!.model);
+        for (const c of t.calls) this.recorder.idealMs.push((pm?.serviceMeanS ?? 0) * 1000 * c.workFactor);
+      }
+      this.loop.at(d.atMs, () => this.startDiscussion(d));
+    }
+    policy.start();
+    // Runs until every call has finished (a safety horizon guards against a run that never drains).
+    const horizon = this.sc.arrivalWindowS * 1000 * 50;
+    this.loop.run(horizon);
+    return this.recorder.result(this.sc.name, this.o.policy, this.o.seed, this.gpus, this.loop.processed);
+  }
+
+  /** Service time of the call on `model` (ms). */
+  serviceMs(call: CallState, model: string): number {
+    const m = this.models.get(model);
+    return (m?.serviceMeanS ?? 0) * 1000 * call.turn.turn.calls[call.index]!.workFactor;
+  }
+
+  /** Runs the call on `gpu`; `ended` runs first when it finishes (ok) or fails. */
+  runCall(call: CallState, gpu: SimOllama, model: string, ended: (ok: boolean) => void): void {
+    call.record.model = model;
+    call.record.provider = gpu.name;
+    gpu.run(
+      model,
+      this.serviceMs(call, model),
+      (r) => {
+        ended(true);
+        this.completed(call, r);
+      },
+      () => {
+        ended(false);
+        this.failed(call);
+      },
+    );
+  }
+
+  /** The agent stands aside from the discussion: its remaining calls are never made. */
+  standAside(call: CallState, reason: RefusalReason): void {
+    this.recorder.standAside(reason);
+    call.record.outcome = "stand-aside";
+    call.record.standAside = reason;
+    const ts = call.turn;
+    for (let i = ts.next; i < ts.turn.calls.length; i++) {
+      this.recorder.calls.push({
+        ...this.newRecord(ts, ts.turn.calls[i]!.workFactor),
+        arrivalMs: Number.NaN,
+      });
+    }
+    ts.next = ts.turn.calls.length;
+    this.endTurn(ts);
+  }
+
+  private policyOf(): SimPolicy {
+    if (this.policy === undefined) throw new Error("sim: the world runs without a policy");
+    return this.policy;
+  }
+
+  private startDiscussion(d: Discussion): void {
+    this.outstanding += d.turns.length - 1;
+    for (const turn of d.turns) {
+      const ts: TurnState = {
+        discussion: d,
+        turn,
+        agent: turn.agent,
+        acceptable: inTolerance(turn.agent.candidates, this.sc.tolerance),
+        next: 0,
+        ended: false,
+      };
+      this.policyOf().turnStarted(ts);
+      this.loop.at(this.loop.now + turn.startOffsetMs, () => this.nextCall(ts));
+    }
+  }
+
+  private newRecord(ts: TurnState, workFactor: number): CallRecord {
+    const preferred = ts.agent.candidates[0]!.model;
+    const pm = this.models.get(preferred);
+    return {
+      id: `c${++this.callSeq}`,
+      discussion: ts.discussion.id,
+      agent: ts.agent.id,
+      preferred,
+      model: "",
+      provider: "",
+      arrivalMs: this.loop.now,
+      doneMs: Number.NaN,
+      latencyMs: Number.NaN,
+      idealMs: (pm?.serviceMeanS ?? 0) * 1000 * workFactor,
+      coldLoad: false,
+      outcome: "dropped",
+    };
+  }
+
+  private nextCall(ts: TurnState): void {
+    const i = ts.next++;
+    const rec = this.newRecord(ts, ts.turn.calls[i]!.workFactor);
+    this.recorder.calls.push(rec);
+    this.policyOf().dispatch({ id: rec.id, turn: ts, index: i, arrivalMs: this.loop.now, record: rec });
+  }
+
+  /** After a call ended (done or failed): the agent thinks, then calls again, or its turn ends. */
+  private afterCall(call: CallState): void {
+    const ts = call.turn;
+    if (ts.next < ts.turn.calls.length) {
+      const think = ts.turn.calls[ts.next]!.thinkMs;
+      this.loop.at(this.loop.now + think, () => this.nextCall(ts));
+    } else {
+      this.endTurn(ts);
+    }
+  }
+
+  private endTurn(ts: TurnState): void {
+    if (ts.ended) return;
+    ts.ended = true;
+    this.outstanding--;
+    this.policyOf().turnEnded(ts);
+  }
+
+  private completed(call: CallState, r: JobResult): void {
+    const rec = call.record;
+    rec.outcome = "done";
+    rec.doneMs = this.loop.now;
+    rec.latencyMs = this.loop.now - call.arrivalMs;
+    rec.coldLoad = r.coldLoad;
+    this.recorder.done(this.loop.now);
+    this.afterCall(call);
+  }
+
+  private failed(call: CallState): void {
+    call.record.outcome = "failed";
+    call.record.doneMs = this.loop.now;
+    this.afterCall(call);
+  }
+}
