@@ -1,10 +1,14 @@
 // The sidecar's scheduling configuration: the KUBEMOOT_* variables of the specs, each with a
 // documented default, validated at start with a message that names the variable.
 import {
+  CANDIDATE_TOLERANCE_POINTS,
   type Candidate,
   type CostWeights,
   DEFAULT_COST_WEIGHTS,
+  GPU_WAIT_LIMIT_S,
+  HELD_PLAN_TTL_MS,
   parseCandidates,
+  TICKET_LEASE_S,
 } from "../../src/core/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 
@@ -59,6 +63,9 @@ export const SCHEDULER_ENV = {
   triageEndpoint: "KUBEMOOT_TRIAGE_MODEL_ENDPOINT",
   costWeights: "KUBEMOOT_COST_WEIGHTS",
 } as const;
+
+/** Re-plans after a lost claim before Place answers gpu-busy: racing sidecars settle in a few. */
+const CLAIM_REPLANS = 4;
 
 const AGENT_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-zA-Z0-9]([-a-zA-Z0-9._]*[a-zA-Z0-9])?$/;
 
@@ -144,19 +151,19 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
   if (agent && !isAgentRef(agent)) throw invalid("--agent", `expected NAMESPACE/NAME, got "${agent}"`);
   const crew = env[SCHEDULER_ENV.crew]?.trim() ?? "";
   if (crew && !isAgentRef(crew)) throw invalid(SCHEDULER_ENV.crew, `expected NAMESPACE/NAME, got "${crew}"`);
-  const synthesis = numberVar(env, SCHEDULER_ENV.synthesisTimeout, 90, 1);
+  const synthesis = numberVar(env, SCHEDULER_ENV.synthesisTimeout, GPU_WAIT_LIMIT_S, 1);
   return {
     agent,
     crew,
     candidatesMulling: candidatesVar(env, SCHEDULER_ENV.candidatesMulling),
     candidatesTriage: candidatesVar(env, SCHEDULER_ENV.candidatesTriage),
-    tolerance: numberVar(env, SCHEDULER_ENV.tolerance, 10, Number.NEGATIVE_INFINITY),
+    tolerance: numberVar(env, SCHEDULER_ENV.tolerance, CANDIDATE_TOLERANCE_POINTS, Number.NEGATIVE_INFINITY),
     waitLimitS: numberVar(env, SCHEDULER_ENV.waitLimit, synthesis, 0),
-    leaseS: numberVar(env, SCHEDULER_ENV.lease, 150, 1),
+    leaseS: numberVar(env, SCHEDULER_ENV.lease, TICKET_LEASE_S, 1),
     staticMulling: staticVar(env, SCHEDULER_ENV.staticModel, SCHEDULER_ENV.staticEndpoint),
     staticTriage: staticVar(env, SCHEDULER_ENV.triageModel, SCHEDULER_ENV.triageEndpoint),
-    heldPlanTtlMs: 3 * 60_000,
-    claimReplans: 4,
+    heldPlanTtlMs: HELD_PLAN_TTL_MS,
+    claimReplans: CLAIM_REPLANS,
     ...(env[SCHEDULER_ENV.costWeights]?.trim()
       ? { costWeights: parseCostWeights(env[SCHEDULER_ENV.costWeights] ?? "") }
       : {}),

@@ -14,6 +14,7 @@ import {
   type PlannerOptions,
   refusalOf,
   type SnapshotIndex,
+  TICKET_LEASE_MARGIN_S,
 } from "../../src/core/index.js";
 import type { StateStore } from "../../src/state/index.js";
 import type { SchedulerConfig, StaticBinding } from "./config.js";
@@ -79,7 +80,8 @@ export class Placement {
     forPlan: boolean,
   ): Promise<PlacementOut | undefined> {
     const { config, state, hooks, ops } = this.d;
-    const leaseMs = forPlan ? config.heldPlanTtlMs + 30_000 : config.leaseS * 1000;
+    // A held plan's lease outlives its hold by the call lease's margin, as a call's does its timeout.
+    const leaseMs = forPlan ? config.heldPlanTtlMs + TICKET_LEASE_MARGIN_S * 1000 : config.leaseS * 1000;
     const res = await state.tickets.claim({
       provider: d.provider,
       model: d.model,
