@@ -7,6 +7,7 @@ import type { Dispatcher } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import type { PromptEstimate } from "../scheduler/ledger.js";
 import type { PlaceInput, PlacementOut, RefusalOut, Scheduler } from "../scheduler/scheduler.js";
 import { acquire } from "./acquire.js";
 import { parseJsonObject, readBody } from "./body.js";
@@ -157,7 +158,10 @@ export async function handleCall(
     }
     const states = await readStates(ctx);
     checkKnown(ctx, call.model, headers, states);
-    const tokens = call.loadOnly ? 0 : scheduler.estimatePromptTokens(0, call.promptChars);
+    const estimate = call.loadOnly
+      ? { tokens: 0, generous: 0 }
+      : scheduler.promptEstimate(0, call.promptChars);
+    const tokens = estimate.tokens;
     record.estimatedPromptTokens = tokens;
     const input: PlaceInput = {
       agent: headers.agent || settings.agent,
@@ -168,8 +172,9 @@ export async function handleCall(
         headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
       ),
       ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
-      promptTokens: tokens,
-      promptChars: call.promptChars,
+      // The scheduler estimates from the chars (and keeps the generous count for refusals).
+      promptTokens: 0,
+      promptChars: call.loadOnly ? 0 : call.promptChars,
       maxOutputTokens: call.maxOutputTokens,
       cannotWait: headers.cannotWait,
     };
@@ -198,7 +203,7 @@ export async function handleCall(
     await runPlaced(
       ctx,
       call,
-      tokens,
+      estimate,
       acquired.placement,
       acquired.queueWaitMs,
       state,
@@ -278,7 +283,7 @@ function checkKnown(
 async function runPlaced(
   ctx: CallContext,
   call: CallRequest,
-  tokens: number,
+  estimate: PromptEstimate,
   p: PlacementOut,
   queueWaitMs: number,
   state: ProviderState | undefined,
@@ -289,6 +294,9 @@ async function runPlaced(
   fail: (err: ProxyError, headers?: Record<string, string>) => void,
 ): Promise<void> {
   const { scheduler, settings, logger } = ctx;
+  const tokens = estimate.tokens;
+  // Refusals before sending are decided on the generous count (docs/rules/placement.md §3).
+  const generous = estimate.generous;
   Object.assign(record, {
     ticketId: p.ticketId,
     provider: p.provider,
@@ -313,12 +321,12 @@ async function runPlaced(
     if (call.api === "openai") {
       // No num_ctx on this API: it runs at the provider's configured context.
       const ctxLen = state?.contextLength || p.contextLength;
-      if (ctxLen > 0 && tokens > ctxLen) {
+      if (ctxLen > 0 && generous > ctxLen) {
         refused = new ProxyError(
           413,
           "prompt-too-large",
-          `The prompt (about ${tokens} tokens) does not fit the ${ctxLen}-token context that ${p.model} gets on ${p.provider} through the OpenAI API (which cannot set num_ctx); use /api/chat, raise the provider's per-request context, or send less.`,
-          { model: p.model, largest_context: ctxLen, prompt_tokens: tokens },
+          `The prompt (at least about ${generous} tokens) does not fit the ${ctxLen}-token context that ${p.model} gets on ${p.provider} through the OpenAI API (which cannot set num_ctx); use /api/chat, raise the provider's per-request context, or send less.`,
+          { model: p.model, largest_context: ctxLen, prompt_tokens: generous },
         );
       }
     } else {
@@ -326,14 +334,14 @@ async function runPlaced(
         policy: settings.numCtxPolicy,
         callerNumCtx: call.numCtx,
         contextLength: p.contextLength || providerContext(state, p.model),
-        promptTokens: tokens,
+        promptTokens: generous,
         outputTokens: call.maxOutputTokens,
       });
       if (numCtx.kind === "refuse") {
         refused = new ProxyError(413, "prompt-too-large", numCtx.message, {
           model: p.model,
           largest_context: numCtx.largestContext,
-          prompt_tokens: tokens,
+          prompt_tokens: generous,
         });
       } else {
         applyNumCtx(call.body, numCtx);
@@ -478,7 +486,7 @@ async function release(
         reported,
         num_ctx: sentCtx,
       },
-      "proxy: the engine evaluated far fewer prompt tokens than were sent (silent truncation)",
+      "proxy: the engine's own prompt count shows it cut the prompt (silent truncation)",
     );
     try {
       hooks.onTruncation?.({

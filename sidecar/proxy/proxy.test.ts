@@ -113,9 +113,13 @@ describe("proxy: Ollama and OpenAI APIs", () => {
     expect(last).toMatchObject({ done: true, done_reason: "stop", model: "qwen3:8b" });
     expect(last.prompt_eval_count).toBeGreaterThan(0);
     await noTickets();
-    // The release carried the engine's count: attribution has it, and the ratio was learned.
+    // The release carried the engine's count: attribution has it. A short prompt's count is
+    // mostly template, so the ratio is not learned from it; a long prompt's is.
     const a = h.scheduler.attribute(ticket);
     expect(a).toMatchObject({ success: true, promptTokens: last.prompt_eval_count, truncated: false });
+    expect(h.scheduler.estimatePromptTokens(0, 3500)).toBe(1000);
+    const long = await post("/api/chat", chat("qwen3:8b", "word ".repeat(400), { stream: false }));
+    expect(long.status).toBe(200);
     expect(h.scheduler.estimatePromptTokens(0, 3500)).not.toBe(1000);
     expect(
       h
@@ -296,7 +300,8 @@ describe("proxy: context and num_ctx", () => {
     expect(res.json()).toMatchObject({
       reason: "prompt-too-large",
       largest_context: 32768,
-      prompt_tokens: 57143,
+      // Refused on the generous count (200,000 chars / 5.25), which even so cannot fit.
+      prompt_tokens: 38096,
       error: expect.stringMatching(/context/i),
     });
     for (const e of h.emulators.values()) {
@@ -351,7 +356,8 @@ describe("proxy: context and num_ctx", () => {
     await harness();
     const res = await post(
       "/api/chat",
-      chat("qwen3:8b", "word ".repeat(20_000), { options: { num_ctx: 65536, num_predict: 8000 } }),
+      // Even the generous count (150,000 chars / 5.25 = 28,572) plus the output exceeds 32768.
+      chat("qwen3:8b", "word ".repeat(30_000), { options: { num_ctx: 65536, num_predict: 8000 } }),
     );
     expect(res.status).toBe(413);
     expect(res.json()).toMatchObject({ reason: "prompt-too-large", largest_context: 32768 });

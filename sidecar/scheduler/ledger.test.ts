@@ -42,7 +42,7 @@ describe("CallLedger", () => {
     ledger.remember(placement("t2"), "ns/a", 1000, 0);
     const e = ledger.finish(outcome("t2", { promptTokens: 1000, promptChars: 4000, contextSent: 4096 }));
     expect(e?.truncated).toBe(false);
-    expect(ledger.charsPerToken).toEqual({ ratio: 4, learned: true });
+    expect(ledger.charsPerToken).toMatchObject({ ratio: 4, learned: true });
     expect(ledger.health.get("gpu")?.latencyEmaMs).toBe(100);
   });
   it("a call that never ran teaches nothing; a second finish is refused", () => {

@@ -4,6 +4,7 @@
 import {
   type CharsPerToken,
   estimateTokens,
+  generousTokens,
   INITIAL_CHARS_PER_TOKEN,
   judgeTruncation,
   learnCharsPerToken,
@@ -11,6 +12,12 @@ import {
   type ProviderHealth,
 } from "../../src/core/index.js";
 import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
+
+/** A prompt's estimated tokens and the generous (low) count a refusal is decided on. */
+export interface PromptEstimate {
+  tokens: number;
+  generous: number;
+}
 
 /** What the ledger holds of one call. */
 export interface CallEntry extends AttributionOut {
@@ -45,6 +52,12 @@ export class CallLedger {
   /** Prompt tokens for a call: the caller's count, else chars over the learned ratio. */
   estimatePromptTokens(promptTokens: number, promptChars: number): number {
     return promptTokens > 0 ? promptTokens : estimateTokens(promptChars, this.ratio);
+  }
+
+  /** The estimate and its generous (low) count; a caller's own count is exact, so both. */
+  promptEstimate(promptTokens: number, promptChars: number): PromptEstimate {
+    if (promptTokens > 0) return { tokens: promptTokens, generous: promptTokens };
+    return { tokens: estimateTokens(promptChars, this.ratio), generous: generousTokens(promptChars, this.ratio) };
   }
 
   /** Calls placed and not released yet (held plans included). */
@@ -110,9 +123,10 @@ export class CallLedger {
     e.latencyMs = input.latencyMs;
     e.promptTokens = input.promptTokens;
     e.truncated = judgeTruncation({
-      estimatedTokens: e.estimatedPromptTokens,
+      promptChars: input.promptChars,
       reportedTokens: input.promptTokens,
       contextSent: input.contextSent,
+      ratio: this.ratio,
     });
     if (input.ran !== false) this.learn(e, input);
     this.trim();

@@ -17,7 +17,7 @@ import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { StateStore } from "../../src/state/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
-import { CallLedger } from "./ledger.js";
+import { CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
 import { StateWrites } from "./state-writes.js";
 import type {
@@ -82,6 +82,11 @@ export class Scheduler {
     return this.ledger.estimatePromptTokens(promptTokens, promptChars);
   }
 
+  /** The estimate and the generous count a refusal before sending is decided on. */
+  promptEstimate(promptTokens: number, promptChars: number): PromptEstimate {
+    return this.ledger.promptEstimate(promptTokens, promptChars);
+  }
+
   /** The candidates a call chooses among: the request's, else the configured list. */
   candidatesFor(phase: Phase, given: Candidate[]): Candidate[] {
     if (given.length > 0) return given;
@@ -100,7 +105,7 @@ export class Scheduler {
         { field: "candidates" },
       );
     }
-    const tokens = this.estimatePromptTokens(input.promptTokens, input.promptChars);
+    const { tokens, generous } = this.promptEstimate(input.promptTokens, input.promptChars);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
 
     let decision: Decision | undefined;
@@ -115,12 +120,22 @@ export class Scheduler {
           break;
         }
       }
-      decision = plan(ix, { candidates, tolerance, promptTokens: tokens, phase: input.phase });
+      decision = plan(ix, {
+        candidates,
+        tolerance,
+        promptTokens: tokens,
+        generousPromptTokens: generous,
+        phase: input.phase,
+      });
       if (decision.kind !== "claim") break;
       const placed = await this.placement.claim(decision, input, tokens, queueWaitMs, false);
       if (placed) outcome = { kind: "placed", placement: placed };
     }
-    if (!outcome) outcome = this.placement.refusalOutcome(decision, candidates, tokens, input);
+    if (!outcome) {
+      // A prompt-too-large refusal was decided on the generous count: it reports that count.
+      const tooLarge = decision?.kind === "refuse" && decision.reason === "prompt-too-large";
+      outcome = this.placement.refusalOutcome(decision, candidates, tooLarge ? generous : tokens, input);
+    }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started);
     return outcome;
   }

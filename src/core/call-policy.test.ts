@@ -7,6 +7,7 @@ import {
   type RefusedCall,
   refusalOf,
 } from "./call-policy.js";
+import { INITIAL_CHARS_PER_TOKEN, learnCharsPerToken } from "./chars-per-token.js";
 import { circuitOpen } from "./circuit-breaker.js";
 import { CIRCUIT_FAILURE_THRESHOLD } from "./constants.js";
 import type { Decision } from "./planner.js";
@@ -73,18 +74,35 @@ describe("§5/§6 what callers do with a decision", () => {
   });
 });
 
-describe("§3 truncation, judged once for Release and the proxy", () => {
-  it("a report far below the estimate is a cut", () => {
-    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 499 })).toBe(true);
-    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 500 })).toBe(false);
+describe("§3 truncation, judged from the engine's own count", () => {
+  const learned4 = learnCharsPerToken(INITIAL_CHARS_PER_TOKEN, 4000, 1000);
+  it("a count that fills the context the call ran with is a cut", () => {
+    expect(judgeTruncation({ promptChars: 3000, reportedTokens: 4096, contextSent: 4096 })).toBe(true);
+    expect(judgeTruncation({ promptChars: 3000, reportedTokens: 4095, contextSent: 4096 })).toBe(false);
   });
-  it("a report that fills the context sent is a cut", () => {
-    expect(judgeTruncation({ estimatedTokens: 900, reportedTokens: 4096, contextSent: 4096 })).toBe(true);
-    expect(judgeTruncation({ estimatedTokens: 900, reportedTokens: 4095, contextSent: 4096 })).toBe(false);
+  it("a count below any plausible ratio is a cut", () => {
+    expect(judgeTruncation({ promptChars: 80_000, reportedTokens: 9_999 })).toBe(true);
+    expect(judgeTruncation({ promptChars: 80_000, reportedTokens: 10_000 })).toBe(false);
   });
-  it("nothing reported or nothing estimated judges nothing", () => {
-    expect(judgeTruncation({ estimatedTokens: 0, reportedTokens: 10, contextSent: 10 })).toBe(false);
-    expect(judgeTruncation({ estimatedTokens: 1000, reportedTokens: 0 })).toBe(false);
+  it("with a learned ratio, less than half of its estimate is a cut", () => {
+    expect(judgeTruncation({ promptChars: 40_000, reportedTokens: 4_999, ratio: learned4 })).toBe(true);
+    expect(judgeTruncation({ promptChars: 40_000, reportedTokens: 5_000, ratio: learned4 })).toBe(false);
+    // Before any ratio is learned, only the hard bounds judge.
+    expect(
+      judgeTruncation({ promptChars: 40_000, reportedTokens: 5_001, ratio: INITIAL_CHARS_PER_TOKEN }),
+    ).toBe(false);
+  });
+  it("short prompts are never called cut for their template tokens", () => {
+    // "hi" is 8 tokens of template and text; "Count to 3" 10.
+    expect(judgeTruncation({ promptChars: 2, reportedTokens: 8, contextSent: 8192, ratio: learned4 })).toBe(
+      false,
+    );
+    expect(judgeTruncation({ promptChars: 10, reportedTokens: 10, contextSent: 8192, ratio: learned4 })).toBe(
+      false,
+    );
+  });
+  it("nothing reported judges nothing", () => {
+    expect(judgeTruncation({ promptChars: 1000, reportedTokens: 0, contextSent: 10 })).toBe(false);
   });
 });
 

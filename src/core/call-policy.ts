@@ -2,8 +2,10 @@
 // it teaches. One set of pure rules that the sidecar's Place/Wait/Release, the local proxy and
 // the simulation all call, so that none of them can drift from the others
 // (docs/rules/placement.md §3, §5, §6).
+
+import { type CharsPerToken, estimateTokens } from "./chars-per-token.js";
 import { CLOSED_CIRCUIT, recordFailure, recordSuccess } from "./circuit-breaker.js";
-import { TRUNCATION_RATIO } from "./constants.js";
+import { CHARS_PER_TOKEN_MAX, TRUNCATION_RATIO } from "./constants.js";
 import { recordLatency } from "./latency-ema.js";
 import type { Decision, Phase } from "./planner.js";
 import { gpuBusyMessage, type RefusalReason } from "./refusal.js";
@@ -89,22 +91,31 @@ export function afterRefusal(
 
 /** What a finished call reported about its prompt. */
 export interface PromptReport {
-  /** Prompt tokens estimated before sending; 0 = none. */
-  estimatedTokens: number;
+  /** Characters of the prompt that was sent; 0 = not known. */
+  promptChars: number;
   /** Prompt tokens the engine reported evaluating; 0 = not reported. */
   reportedTokens: number;
-  /** The context (num_ctx) the call was sent with, when the sender set one. */
+  /** The context (num_ctx) the call ran with, when known. */
   contextSent?: number | undefined;
+  /** The learned ratio; only a learned one (from long reports) judges a shortfall. */
+  ratio?: CharsPerToken;
 }
 
 /**
- * Whether the engine cut the prompt silently: it evaluated far fewer tokens than estimated, or
- * exactly filled (or overran) the context it was sent with.
+ * Whether the engine cut the prompt, judged from its own count: it filled the context the call
+ * ran with (the runner's token-level cut evaluates exactly that many); or it counted fewer
+ * tokens than the prompt could be at any plausible ratio; or, once a ratio has been learned,
+ * less than half of what that ratio expects (whole messages dropped). A count between those
+ * bounds cannot be told from an estimate's error, so it is not called a cut.
  */
 export function judgeTruncation(r: PromptReport): boolean {
-  if (!(r.reportedTokens > 0) || !(r.estimatedTokens > 0)) return false;
-  if (r.reportedTokens < r.estimatedTokens * TRUNCATION_RATIO) return true;
-  return r.contextSent !== undefined && r.contextSent > 0 && r.reportedTokens >= r.contextSent;
+  if (!(r.reportedTokens > 0)) return false;
+  if (r.contextSent !== undefined && r.contextSent > 0 && r.reportedTokens >= r.contextSent) return true;
+  if (!(r.promptChars > 0)) return false;
+  if (r.reportedTokens < r.promptChars / CHARS_PER_TOKEN_MAX) return true;
+  return (
+    r.ratio?.learned === true && r.reportedTokens < estimateTokens(r.promptChars, r.ratio) * TRUNCATION_RATIO
+  );
 }
 
 /** A finished call as the provider's health learns from it. */

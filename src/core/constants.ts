@@ -32,11 +32,26 @@ export const LATENCY_EMA_WEIGHT = 0.4;
 // ── Prompt tokens (§3) ──────────────────────────────────────────────────────────────────────
 /** Starting chars-per-token ratio before any engine report. */
 export const CHARS_PER_TOKEN_DEFAULT = 3.5;
-/** Learning rate of the chars-per-token ratio after the first report. */
+/**
+ * How fast the chars-per-token ratio follows new reports: a report's sums (chars, tokens) are
+ * added to the learned sums decayed by (1 − this), so a stream of equal reports moves the ratio
+ * like an EMA with this weight, and a long report weighs more than a short one.
+ */
 export const CHARS_PER_TOKEN_LEARN_RATE = 0.3;
 /** Reports outside [min, max] chars/token are ignored. */
 export const CHARS_PER_TOKEN_MIN = 1;
 export const CHARS_PER_TOKEN_MAX = 8;
+/**
+ * Reports of fewer engine-counted prompt tokens are not learned from: a short prompt's count is
+ * mostly chat template ("hi" is 8 tokens), which says nothing about the text's ratio.
+ */
+export const CHARS_PER_TOKEN_MIN_SAMPLE_TOKENS = 256;
+/**
+ * The generous estimate, used to decide a refusal before sending: chars over the larger of the
+ * learned and default ratios times this factor (capped at the band's maximum), so a prompt is
+ * refused only when even a low count cannot fit.
+ */
+export const GENEROUS_RATIO_FACTOR = 1.5;
 /** A reported prompt below this share of the estimate counts as cut by the engine. */
 export const TRUNCATION_RATIO = 0.5;
 

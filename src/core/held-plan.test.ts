@@ -33,6 +33,6 @@ describe("§7 planning at selection assumes a 16000-char prompt", () => {
     expect(selectionPromptTokens()).toBe(4572);
   });
   it("at a learned 4 chars/token: 4000", () => {
-    expect(selectionPromptTokens(learnCharsPerToken(INITIAL_CHARS_PER_TOKEN, 400, 100))).toBe(4000);
+    expect(selectionPromptTokens(learnCharsPerToken(INITIAL_CHARS_PER_TOKEN, 4000, 1000))).toBe(4000);
   });
 });

@@ -15,7 +15,9 @@ export { effectiveTolerance, inTolerance, normalizeCandidates, parseCandidates }
 export type { CharsPerToken } from "./chars-per-token.js";
 export {
   estimateTokens,
+  generousTokens,
   INITIAL_CHARS_PER_TOKEN,
+  learnable,
   learnCharsPerToken,
   promptTokens,
 } from "./chars-per-token.js";

@@ -335,6 +335,23 @@ describe("§3 the context filter on every path", () => {
     expect(d).toMatchObject({ kind: "refuse", reason: "prompt-too-large", model: Q8, largestContext: 8192 });
     if (d.kind === "refuse") expect(d.message).toMatch(/8192/);
   });
+  it("an estimate that fits no context is placed by its generous count before any refusal", () => {
+    const providers = [
+      card("a", RTX_4090_MIB, { contextLength: 8192 }),
+      card("b", RTX_5090_MIB, { contextLength: 4096 }),
+    ];
+    const placed = decide(
+      snapshot({ providers }),
+      req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 6_000 }),
+    );
+    expect(placed).toMatchObject({ kind: "claim", provider: "a", contextLength: 8192 });
+    const refused = decide(
+      snapshot({ providers }),
+      req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 9_000 }),
+    );
+    expect(refused).toMatchObject({ kind: "refuse", reason: "prompt-too-large", largestContext: 8192 });
+    if (refused.kind === "refuse") expect(refused.message).toMatch(/9000/);
+  });
   it("an unknown context never refuses", () => {
     const providers = [card("a", RTX_4090_MIB)];
     expect(

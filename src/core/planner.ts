@@ -35,6 +35,12 @@ export interface PlanRequest {
   tolerance?: number;
   /** Prompt size (tokens); 0 or absent = unknown, which fits every context. */
   promptTokens?: number;
+  /**
+   * A generous (low) count of the same prompt, when `promptTokens` is an estimate. A call whose
+   * estimate fits no context is placed by this count instead before it is refused: a prompt is
+   * refused only when even the generous count cannot fit (the engine's own count then judges).
+   */
+  generousPromptTokens?: number;
   /** Default "mulling". */
   phase?: Phase;
   /** Carried for callers; the context filter is about the prompt only (spec §3). */
@@ -368,6 +374,10 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   }
 
   const r = classifyRefusal(ix, acceptable, prompt);
+  const generous = cleanPrompt(req.generousPromptTokens);
+  if (r.reason === "prompt-too-large" && generous > 0 && generous < prompt) {
+    return plan(ix, { ...req, promptTokens: generous, generousPromptTokens: 0 });
+  }
   if (r.reason !== "gpu-busy" || triage) {
     return {
       kind: "refuse",

@@ -45,7 +45,7 @@ describe("§3 a loop's next prompt = last prompt + last reply + appended estimat
     expect(nextPromptTokens(1000, 200, [{ role: "tool", tool_name: "t", content: "x".repeat(34) }])).toBe(
       1210,
     );
-    const four = learnCharsPerToken(INITIAL_CHARS_PER_TOKEN, 400, 100);
+    const four = learnCharsPerToken(INITIAL_CHARS_PER_TOKEN, 4000, 1000);
     // ceil(35 / 4) = 9
     expect(nextPromptTokens(1000, 200, [{ content: "y".repeat(35) }], four)).toBe(1209);
   });
