@@ -1,4 +1,4 @@
-// Chars-per-token ratio learned from the engine's reports (spec/placement.md §3). Used to
+// Chars-per-token ratio learned from the engine's reports (docs/rules/placement.md §3). Used to
 // estimate prompt tokens when the engine has not told us: ceil(chars / ratio).
 import {
   CHARS_PER_TOKEN_DEFAULT,
