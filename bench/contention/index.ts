@@ -1,4 +1,4 @@
-// contention — many sidecars, one budget (spec/benchmarks.md). K sidecar processes (default 8)
+// contention — many sidecars, one budget (docs/benchmarks.md). K sidecar processes (default 8)
 // × 64 callers race for three providers whose room fits only some claims, on a nats-server of
 // its own. An independent checker follows every revision of the tickets bucket and verifies
 // no overcommit after each one. Baseline in the same run: raw KV create / update / delete from

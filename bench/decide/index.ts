@@ -3,7 +3,7 @@
 // (as the sidecar does per state revision) and many requests are planned against it.
 // Reported per case: µs per decision p50/p99, plus the index build and index + plan
 // ("full", a decision right after a state change) for transparency. Absolute times are
-// printed, never asserted (spec/benchmarks.md).
+// printed, never asserted (docs/benchmarks.md).
 import { performance } from "node:perf_hooks";
 import { indexSnapshot, plan } from "../../src/core/index.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";

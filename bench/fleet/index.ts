@@ -1,11 +1,11 @@
-// fleet — the cost of one fleet reconcile (spec/fleet.md): 1,000 ModelDeployments over a
+// fleet — the cost of one fleet reconcile (docs/rules/fleet.md): 1,000 ModelDeployments over a
 // seeded synthetic fleet of clusters × 8 pools, at several cluster counts. Reported per case:
 // a cold reconcile (caches cleared: CEL compiled, every request matched); a full reconcile
 // from nothing on fresh objects each run, as a long-running operator sees them (compiled CEL
 // and matches of requests against device lists stay cached by content); the steady-state
 // reconcile that retains what the first one placed; the time per placed replica; one
 // deployment's reconcile against the whole fleet; and the growth ratios between cluster
-// counts. Absolute times are printed, never asserted (spec/benchmarks.md).
+// counts. Absolute times are printed, never asserted (docs/benchmarks.md).
 import { performance } from "node:perf_hooks";
 import { clearFleetCaches, type FleetInput, type ModelReplica, placeFleet } from "../../src/fleet/index.js";
 import { mulberry32 } from "../decide/prng.js";

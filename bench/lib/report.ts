@@ -1,4 +1,4 @@
-// Shared benchmark reporting (spec/benchmarks.md): every benchmark writes one JSON object to
+// Shared benchmark reporting (docs/benchmarks.md): every benchmark writes one JSON object to
 // bench/results/<name>.json and prints a short Markdown table, with the seed, the versions and
 // the machine it ran on. Absolute times are printed, never asserted; targets are ratios
 // against baselines measured in the same run.

@@ -1,5 +1,5 @@
 // bench memory — sidecar RSS idle, after 10k and after 20k Place/Release cycles and proxied
-// calls (spec/benchmarks.md). The sidecar is a real process as deployed: shared state on a real
+// calls (docs/benchmarks.md). The sidecar is a real process as deployed: shared state on a real
 // nats-server (not the embedded store, which would hold the whole bucket — every release's
 // tombstone for the bucket TTL — in the sidecar's own memory), the runtime env the webhook
 // injects, and an emulated GPU it probes itself; RSS is read from /proc/<pid>/status.
@@ -16,9 +16,9 @@ const PROXIED_PER_PHASE = Math.max(1, Math.round(CYCLES / 20));
 const CONCURRENCY = 16;
 /**
  * The sidecar runs as the webhook injects it (chart values sidecar.nodeOptions and
- * sidecar.mallocArenaMax): V8 grows its heap lazily when nothing bounds it (RSS 92 → 224 MB
- * over 20k cycles here with Node's defaults, while the live heap stays small). Override the
- * options with BENCH_SIDECAR_NODE_OPTIONS ("" for Node's defaults).
+ * sidecar.mallocArenaMax): V8 grows its heap lazily when nothing bounds it, far beyond the
+ * live heap with Node's defaults (the README's Benchmarks section has the figures). Override
+ * the options with BENCH_SIDECAR_NODE_OPTIONS ("" for Node's defaults).
  */
 const RUNTIME_ENV = injectedRuntimeEnv(
   process.env.BENCH_SIDECAR_NODE_OPTIONS !== undefined

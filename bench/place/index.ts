@@ -1,4 +1,4 @@
-// bench place — the cost of asking (spec/benchmarks.md): the sidecar as a process on a real
+// bench place — the cost of asking (docs/benchmarks.md): the sidecar as a process on a real
 // nats-server; a grpc-js client calls Place then Release (warm model, free room), sequentially
 // and with 64 concurrent callers. Baselines in the same run: a no-op unary grpc-js RPC to a
 // trivial server process, and one NATS KV create + delete from this Node client. Beside them,

@@ -1,11 +1,11 @@
-// proxy — the cost of the local proxy (spec/benchmarks.md). Streaming /api/chat straight to
+// proxy — the cost of the local proxy (docs/benchmarks.md). Streaming /api/chat straight to
 // the emulator vs through the sidecar proxy, 1 and 32 concurrent streams. Three processes, as
 // in a pod: the emulator, the sidecar (state + publisher + scheduler + proxy) and this client.
 //
 // Token rate: 5000 tokens/s per stream by default (about 100× what one GPU stream gives), so
-// 32 streams ask the proxy to forward 160k tokens/s. Much higher (--tokens-per-s=20000) and
-// this 2-core machine saturates on the emulator's own token generation: the ratio then
-// measures three processes sharing two cores more than the proxy.
+// 32 streams ask the proxy to forward 160k tokens/s. Much higher and a 2-core machine
+// saturates on the emulator's own token generation: the ratio then measures three processes
+// sharing two cores more than the proxy.
 //
 // Baselines in the same run, for the TTFB target ("no more than one Place+Release"):
 // Place+Release over the sidecar's API (Connect JSON, as an agent without the proxy would

@@ -1,4 +1,4 @@
-// sim — scheduling quality (spec/benchmarks.md `sim`): every scenario × policy × seed on the
+// sim — scheduling quality (docs/benchmarks.md `sim`): every scenario × policy × seed on the
 // discrete-event simulation (src/sim), which drives the very same src/core decisions as the
 // sidecar against simulated Ollama GPUs. Writes bench/results/sim.json ({...runInfo, rows,
 // summary, verdict}), sim.md (the tables) and sim.svg (latency CDFs per policy and scenario).

@@ -1,9 +1,9 @@
-// topology — the cost of one gang admission decision (spec/topology.md, Kueue's TAS algorithm)
+// topology — the cost of one gang admission decision (docs/rules/topology.md, Kueue's TAS algorithm)
 // on a 4-level tree (zone → block → rack → host) of 1,000 and 10,000 nodes. A seeded mix of
 // gangs (rack and block required, rack preferred, unconstrained) is admitted against one
 // capacity; each decision counts every leaf, sums the tree and descends to nodes. Reported:
 // µs per gang p50/p99 per size, the capacity build, the share admitted, and the 10k/1k ratio.
-// Absolute times are printed, never asserted (spec/benchmarks.md); the target is ≤ 5 ms per
+// Absolute times are printed, never asserted (docs/benchmarks.md); the target is ≤ 5 ms per
 // gang at 10,000 nodes.
 import os from "node:os";
 import { performance } from "node:perf_hooks";

@@ -1,5 +1,5 @@
 // The num_ctx policy. Ollama reloads a loaded model whenever a request's num_ctx differs from
-// the one it was loaded with (spec/ollama.md), so callers that mix values thrash the GPU.
+// the one it was loaded with (docs/rules/ollama.md), so callers that mix values thrash the GPU.
 //
 // "pin" (default): the forwarded num_ctx is the placement's context — the model's loaded
 //   context when it is resident, else the provider's configured per-request context — whatever

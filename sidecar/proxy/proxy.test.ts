@@ -95,7 +95,7 @@ describe("proxy: Ollama and OpenAI APIs", () => {
     const res = await post("/api/chat", chat("qwen3:8b"));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/x-ndjson");
-    // 8b goes to the small card (spec/placement.md §4 worked example).
+    // 8b goes to the small card (docs/rules/placement.md §4 worked example).
     expect(res.headers.get("x-kubemoot-provider")).toBe("rtx4090");
     expect(res.headers.get("x-kubemoot-model")).toBe("qwen3:8b");
     expect(res.headers.get("x-kubemoot-cold-load")).toBe("true");

@@ -15,7 +15,7 @@ export interface CallRequest {
   /** The model asked for, normalised ("qwen3" → "qwen3:latest"). */
   model: string;
   stream: boolean;
-  /** Characters of the prompt (spec/placement.md §3 counting). */
+  /** Characters of the prompt (docs/rules/placement.md §3 counting). */
   promptChars: number;
   /** No prompt: an Ollama load request (`{"model": m}`). */
   loadOnly: boolean;

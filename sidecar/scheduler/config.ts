@@ -42,7 +42,7 @@ export interface SchedulerConfig {
   claimReplans: number;
   /**
    * KUBEMOOT_COST_WEIGHTS, e.g. `contention=2,bestFit=25`: overrides of the placement cost's
-   * weights (spec/placement.md §4); absent = the spec's defaults.
+   * weights (docs/rules/placement.md §4); absent = the spec's defaults.
    */
   costWeights?: Partial<CostWeights>;
 }

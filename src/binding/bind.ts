@@ -1,4 +1,4 @@
-// filter → score → bind over a snapshot (spec/binding.md). One pure function: the same
+// filter → score → bind over a snapshot (docs/rules/binding.md). One pure function: the same
 // snapshot gives the same result whatever order its objects came in, because everything is
 // sorted first and every tie is broken by name.
 //

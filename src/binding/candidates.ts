@@ -1,4 +1,4 @@
-// Candidate lists (spec/binding.md "Bind"): every Ready Model the phase's require admits
+// Candidate lists (docs/rules/binding.md "Bind"): every Ready Model the phase's require admits
 // (provider readiness and VRAM not checked), one entry per model id with its best quality
 // score; the bound model first, then score descending, then id.
 import { cmp } from "./order.js";

@@ -1,4 +1,4 @@
-// The `bind` dry run's document (spec/binding.md "`bind` dry run"), built with its keys in the
+// The `bind` dry run's document (docs/rules/binding.md "`bind` dry run"), built with its keys in the
 // order the spec shows them. A phase that cannot be bound is absent and listed under
 // `unschedulable`.
 import type { BindResult, Candidate, PhaseBinding, SchedulingEvent, Unschedulable } from "./types.js";

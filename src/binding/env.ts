@@ -1,4 +1,4 @@
-// The agent Deployment's env (spec/binding.md "Bind"). A phase that could not be bound sets
+// The agent Deployment's env (docs/rules/binding.md "Bind"). A phase that could not be bound sets
 // no model or endpoint variable; the candidate lists are always set (possibly `[]`).
 import type { AgentResult, Candidate } from "./types.js";
 

@@ -1,4 +1,4 @@
-// Filter plugins (spec/binding.md "Filter"). A pair is feasible iff every plugin passes; the
+// Filter plugins (docs/rules/binding.md "Filter"). A pair is feasible iff every plugin passes; the
 // first failure names why. The reasons are short so that zero-match messages can count them
 // the way kube-scheduler does ("2 insufficient VRAM, 1 provider not ready").
 import { maxParallel, vramTotalMiB } from "./capacity.js";

@@ -1,4 +1,4 @@
-// Public API of the binder: pure operator-side matching (spec/binding.md). The reconcile loop
+// Public API of the binder: pure operator-side matching (docs/rules/binding.md). The reconcile loop
 // and the `bind` dry run call `bind` over a snapshot and write what it returns.
 export { BOUND_PHASES, type BoundPhase, BUILTIN_ARCHETYPES, CONSENT_3 } from "./archetypes.js";
 export { bind, DEFAULT_CONCURRENCY_FACTOR, UNSCHEDULABLE_RETRY_MS } from "./bind.js";

@@ -1,4 +1,4 @@
-// Quality bias (spec/binding.md "Score"): a crew's per-capability lean between speed (0) and
+// Quality bias (docs/rules/binding.md "Score"): a crew's per-capability lean between speed (0) and
 // quality (1), turned into a score term from a Model's `latencyClass` label for rules that
 // have no prefer block.
 import { roundHalfAwayFromZero } from "./round.js";

@@ -1,5 +1,5 @@
 // Ranking feasible pairs and the hysteresis that keeps an agent where it is
-// (spec/binding.md "Ties").
+// (docs/rules/binding.md "Ties").
 import { cmp } from "./order.js";
 import type { ScoredPair } from "./score.js";
 import type { PhaseAssignment } from "./types.js";

@@ -1,4 +1,4 @@
-// Name resolution for namespaced references (spec/binding.md "ModelProvider"): a name is
+// Name resolution for namespaced references (docs/rules/binding.md "ModelProvider"): a name is
 // looked up in the agent's namespace, then the `kubemoot` namespace, then cluster scope
 // (objects without a namespace). Models an agent can bind to are found the same way, a nearer
 // scope shadowing a farther Model of the same name.

@@ -1,4 +1,4 @@
-// Score plugins (spec/binding.md "Score"); a pair's score is the sum of their terms. The
+// Score plugins (docs/rules/binding.md "Score"); a pair's score is the sum of their terms. The
 // quality plugins (prefer, quality bias) compare models; the placement plugins (locality,
 // provider weight, load, capacity) compare where they run. Candidate lists use only the
 // former.

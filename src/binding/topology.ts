@@ -1,4 +1,4 @@
-// Topology spread (spec/binding.md "Topology spread"): an agent's bindings for the phases in
+// Topology spread (docs/rules/binding.md "Topology spread"): an agent's bindings for the phases in
 // phaseKeys go to distinct values of topologyKey when possible. A provider without the label
 // has no domain and never satisfies the spread (as kube-scheduler treats nodes without the key).
 import { objectKey } from "./order.js";

@@ -1,4 +1,4 @@
-// The typed objects the binder reads (spec/binding.md "CRDs") and the results it returns.
+// The typed objects the binder reads (docs/rules/binding.md "CRDs") and the results it returns.
 // Sources (the manifests reader, later the Kubernetes informers) turn documents into these;
 // the binder never sees YAML, never reads a clock and never performs I/O.
 

@@ -1,6 +1,6 @@
 // "Could this provider hold this model in VRAM at all?" — judged without the room other
 // models take right now (that is busy, not too small). Used to tell prompt-too-large and
-// model-too-large apart from gpu-busy (spec/placement.md §3).
+// model-too-large apart from gpu-busy (docs/rules/placement.md §3).
 import { isWarm } from "./feasibility.js";
 import type { ProviderView, SnapshotIndex } from "./snapshot.js";
 

@@ -1,5 +1,5 @@
 // Candidate models of an agent (the binder's ranked list, preferred first) and the ones
-// within tolerance of the preferred (spec/placement.md §5).
+// within tolerance of the preferred (docs/rules/placement.md §5).
 import { CANDIDATE_TOLERANCE_POINTS } from "./constants.js";
 
 /** One acceptable model and its binder score (points). */

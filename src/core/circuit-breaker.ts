@@ -1,4 +1,4 @@
-// Per-provider circuit breaker (spec/placement.md §3): 3 failures within 120 s open the
+// Per-provider circuit breaker (docs/rules/placement.md §3): 3 failures within 120 s open the
 // circuit for 60 s; a success closes it. Immutable state, pure transitions.
 import { CIRCUIT_FAILURE_THRESHOLD, CIRCUIT_OPEN_MS, CIRCUIT_WINDOW_MS } from "./constants.js";
 

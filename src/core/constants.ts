@@ -1,4 +1,4 @@
-// Every default of spec/placement.md, named once. Sizes MiB, times as the name says.
+// Every default of docs/rules/placement.md, named once. Sizes MiB, times as the name says.
 // Configuration may override them (the sidecar maps KUBEMOOT_* variables onto these).
 
 export const VRAM_RESERVE_MIN_MIB = 2048;
@@ -83,7 +83,7 @@ export const RELOAD_RECENT_WEIGHT = 0.5;
 /** Idle residents considered as victims per pass, least needed first. */
 export const MAX_VICTIMS_CONSIDERED = 10;
 
-// ── Waiting, planning at selection, demand, leases (§6–§8, spec/state.md) ───────────────────
+// ── Waiting, planning at selection, demand, leases (§6–§8, docs/rules/state.md) ─────────────
 /** Safety limit of a state-driven wait for capacity (s). */
 export const GPU_WAIT_LIMIT_S = 90;
 /** Prompt size assumed when planning at selection (chars). */

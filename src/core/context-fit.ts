@@ -1,4 +1,4 @@
-// Context window filter (spec/placement.md §3): a prompt longer than the context Ollama
+// Context window filter (docs/rules/placement.md §3): a prompt longer than the context Ollama
 // gives a model is cut silently, so placement refuses such providers. Unknown never refuses.
 import type { ProviderState } from "./shapes.js";
 

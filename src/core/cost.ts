@@ -1,4 +1,4 @@
-// The weighted cost of running a model on a provider (spec/placement.md §4), lowest wins.
+// The weighted cost of running a model on a provider (docs/rules/placement.md §4), lowest wins.
 // Warm reuse, cold loads onto free room and eviction are regions of this one function.
 import {
   COST_BEST_FIT,

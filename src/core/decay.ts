@@ -1,4 +1,4 @@
-// Demand rates decay with a half-life (spec/placement.md §8).
+// Demand rates decay with a half-life (docs/rules/placement.md §8).
 
 export const DEMAND_HALF_LIFE_MS = 10 * 60_000;
 

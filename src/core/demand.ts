@@ -1,4 +1,4 @@
-// Demand per model (spec/placement.md §5, §8), aggregated from the demand bucket's entries.
+// Demand per model (docs/rules/placement.md §5, §8), aggregated from the demand bucket's entries.
 // It orders victims (least needed first) and weights their reload cost; it never loads.
 import { RELOAD_RECENT_WEIGHT } from "./constants.js";
 import { decayedRate } from "./decay.js";

@@ -1,4 +1,4 @@
-// Which providers a decision may use at all (spec/placement.md §3, spec/state.md): skipped
+// Which providers a decision may use at all (docs/rules/placement.md §3, docs/rules/state.md): skipped
 // when not ready, when their circuit is open, or when their state is older than 5 minutes.
 import { type CircuitState, circuitOpen } from "./circuit-breaker.js";
 import { PROVIDER_STALE_MS } from "./constants.js";

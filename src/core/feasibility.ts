@@ -1,9 +1,9 @@
-// The hard filters of one (provider, model) pair, with reasons (spec/placement.md §3).
+// The hard filters of one (provider, model) pair, with reasons (docs/rules/placement.md §3).
 //
 // VRAM: a warm copy (resident, or being loaded by a live ticket) is feasible whatever its
 // VRAM or slots, unless a live ticket plans to unload it. A cold load needs a known total, a
 // known occupancy F ≤ usable, and room beside what is already committed. "Committed" is
-// counted the way the claim budget (spec/state.md) counts it, so the planner never proposes a
+// counted the way the claim budget (docs/rules/state.md) counts it, so the planner never proposes a
 // claim the state layer's atomic check would refuse:
 //   F + resident + in-flight cold loads − credit(victims other tickets plan) ≤ usable
 // i.e. in-flight loads take room exactly like residents (each model once: a model that is

@@ -1,4 +1,4 @@
-// Planning at selection (spec/placement.md §7): a plan claimed at Commit time is taken by
+// Planning at selection (docs/rules/placement.md §7): a plan claimed at Commit time is taken by
 // the thread's first Place only if it still fits the real prompt.
 import { type CharsPerToken, estimateTokens, INITIAL_CHARS_PER_TOKEN } from "./chars-per-token.js";
 import { ASSUMED_PROMPT_CHARS } from "./constants.js";

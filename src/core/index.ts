@@ -1,4 +1,4 @@
-// Public API of the pure call-time placement core (spec/placement.md). No I/O, no clocks:
+// Public API of the pure call-time placement core (docs/rules/placement.md). No I/O, no clocks:
 // time (`nowMs`) and every observation come in as arguments.
 
 export type { CallResult, PromptReport, Refusal, RefusedCall } from "./call-policy.js";

@@ -1,4 +1,4 @@
-// KV-safe key tokens (spec/placement.md §8): NATS KV keys allow only a restricted alphabet,
+// KV-safe key tokens (docs/rules/placement.md §8): NATS KV keys allow only a restricted alphabet,
 // so model and agent names are escaped reversibly. Letters, digits and '-' pass; any other
 // char up to 0xff becomes '_' + 2 hex digits; above 0xff '__' + 4 hex digits; empty → '_'.
 

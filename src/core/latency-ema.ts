@@ -1,4 +1,4 @@
-// Per-endpoint call latency (spec/placement.md §4, §5): an EMA with weight 0.4 on the newest
+// Per-endpoint call latency (docs/rules/placement.md §4, §5): an EMA with weight 0.4 on the newest
 // sample; the first sample seeds it. Used to break cost ties and as the queue's call time.
 import { LATENCY_EMA_WEIGHT } from "./constants.js";
 

@@ -1,4 +1,4 @@
-// Occupancy of a model (spec/placement.md §2): the VRAM a loaded copy takes, KV cache
+// Occupancy of a model (docs/rules/placement.md §2): the VRAM a loaded copy takes, KV cache
 // included. Sources in order of trust: what a provider observed (/api/ps), what the Model
 // declares, the on-disk size scaled up, and finally a guess from the parameter count in the
 // name. Unknown occupancy never places a cold load.

@@ -1,4 +1,4 @@
-// The per-call planner (spec/placement.md §5) as one pure decision over an indexed snapshot:
+// The per-call planner (docs/rules/placement.md §5) as one pure decision over an indexed snapshot:
 //   1. warm preferred with a free slot;
 //   2. each other in-tolerance candidate, highest score first, warm with a free slot;
 //   3. each in-tolerance candidate another ticket is loading right now (converge);
@@ -43,7 +43,7 @@ export interface PlanRequest {
   generousPromptTokens?: number;
   /** Default "mulling". */
   phase?: Phase;
-  /** Carried for callers; the context filter is about the prompt only (spec §3). */
+  /** Carried for callers; the context filter is about the prompt only (docs/rules/placement.md §3). */
   maxOutputTokens?: number;
   /** Extra cost terms (points), e.g. CrewSchedulingPolicy biases; added to the weighted cost. */
   costBias?: (provider: string, model: string) => number;

@@ -1,4 +1,4 @@
-// Prompt size in characters (spec/placement.md §3) over a neutral chat shape that both the
+// Prompt size in characters (docs/rules/placement.md §3) over a neutral chat shape that both the
 // Ollama `/api/chat` and the OpenAI chat completions bodies fit: message text, tool results
 // (tool name + text), tool-call names and arguments, and tool specifications.
 import { type CharsPerToken, estimateTokens, INITIAL_CHARS_PER_TOKEN } from "./chars-per-token.js";

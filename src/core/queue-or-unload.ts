@@ -1,4 +1,4 @@
-// Step 5 of the planner (spec/placement.md §5): when nothing is free, compare waiting for a
+// Step 5 of the planner (docs/rules/placement.md §5): when nothing is free, compare waiting for a
 // busy copy with unloading idle models to make room, both in seconds of expected delay.
 import { DEFAULT_CALL_TIME_S, LOAD_MIB_PER_S, UNLOAD_S } from "./constants.js";
 import { expectedReloads, type ModelDemand } from "./demand.js";

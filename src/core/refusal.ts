@@ -1,4 +1,4 @@
-// Refusal classification and the human sentences a coordinator can show (spec/placement.md
+// Refusal classification and the human sentences a coordinator can show (docs/rules/placement.md
 // §3, §6). model-too-large and prompt-too-large never wait; gpu-busy means "ask again".
 import { couldHold } from "./can-run.js";
 import type { Candidate } from "./candidates.js";

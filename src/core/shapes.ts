@@ -1,4 +1,4 @@
-// Wire shapes of the shared state (spec/state.md). Field names are Kubemoot's, byte-compatible
+// Wire shapes of the shared state (docs/rules/state.md). Field names are Kubemoot's, byte-compatible
 // with its operator and Java runtime, so the state layer hands these values to the core
 // unchanged. All sizes are MiB; `*At` fields are as the spec gives them (RFC 3339 strings for
 // provider state and tickets' claimedAt, epoch milliseconds for leases and demand entries).

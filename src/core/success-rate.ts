@@ -1,4 +1,4 @@
-// Success rate of (provider, model) calls (spec/placement.md §4): an EMA with weight 0.3 on
+// Success rate of (provider, model) calls (docs/rules/placement.md §4): an EMA with weight 0.3 on
 // the newest outcome that counts only after 5 samples; before that it reads 1.0 so a new
 // provider is not punished for one early failure.
 import { SUCCESS_RATE_EMA_WEIGHT, SUCCESS_RATE_MIN_SAMPLES } from "./constants.js";

@@ -1,4 +1,4 @@
-// Victim choice for an unload (spec/placement.md §5): only idle residents; the fewest that
+// Victim choice for an unload (docs/rules/placement.md §5): only idle residents; the fewest that
 // make room; among equally few, least needed first; first without models agents wait for,
 // and only if that fails with them; at most 10 considered per pass.
 import { MAX_VICTIMS_CONSIDERED } from "./constants.js";

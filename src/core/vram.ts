@@ -1,4 +1,4 @@
-// VRAM accounting of one provider (spec/placement.md §1, spec/state.md "The claim protocol").
+// VRAM accounting of one provider (docs/rules/placement.md §1, docs/rules/state.md "The claim protocol").
 import { VRAM_RESERVE_FRACTION, VRAM_RESERVE_MIN_MIB } from "./constants.js";
 import type { ProviderState, Residency, Ticket } from "./shapes.js";
 
@@ -111,7 +111,7 @@ export interface BudgetView {
   free: number;
 }
 
-/** The provider's budget as a claim sees it (spec/state.md "Budget for a claim"). */
+/** The provider's budget as a claim sees it (docs/rules/state.md "Budget for a claim"). */
 export function budgetView(
   state: ProviderState,
   tickets: readonly Ticket[],

@@ -3,7 +3,7 @@
 // comes from an injected Clock and results go to per-job observers, so the HTTP layer and a
 // discrete-event simulation drive the very same logic.
 //
-// Behaviour (spec/ollama.md):
+// Behaviour (docs/rules/ollama.md):
 // - Requests are placed strictly in arrival order. A request whose model is loaded with the
 //   same num_ctx joins that runner and waits for one of its num_parallel slots (FIFO).
 // - A model with a different num_ctx is reloaded: unloaded once idle, then loaded again.

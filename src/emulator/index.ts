@@ -1,4 +1,4 @@
-// The Ollama-API emulator over one simulated GPU (spec/ollama.md). Public API.
+// The Ollama-API emulator over one simulated GPU (docs/rules/ollama.md). Public API.
 export type { EmulatorModelState, EmulatorState } from "./admin-api.js";
 export {
   footprintMiB,

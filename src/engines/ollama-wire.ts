@@ -1,4 +1,4 @@
-// Ollama's HTTP wire shapes (spec/ollama.md), as the client reads them and the emulator
+// Ollama's HTTP wire shapes (docs/rules/ollama.md), as the client reads them and the emulator
 // writes them. Sizes are bytes and durations nanoseconds, exactly as on the wire.
 
 export interface OllamaModelDetails {

@@ -1,4 +1,4 @@
-// Free capacity of one pool (spec/fleet.md rule 5). With the cluster agent's report
+// Free capacity of one pool (docs/rules/fleet.md rule 5). With the cluster agent's report
 // (nodesByFreeDevices) a pool is a multiset of nodes, each with free devices per driver, and a
 // pod takes its devices from the node with the most of them free; without one, every node
 // starts empty and a pod that claims anything takes a whole node (upstream's counting).

@@ -1,4 +1,4 @@
-// The deployment's ReplicasScheduled condition (spec/fleet.md rule 8).
+// The deployment's ReplicasScheduled condition (docs/rules/fleet.md rule 8).
 import type { Condition } from "./types.js";
 
 export interface ConditionInput {

@@ -1,4 +1,4 @@
-// The `fleet` dry run's JSON (spec/fleet.md "`fleet` dry run"), and the ModelReplica object
+// The `fleet` dry run's JSON (docs/rules/fleet.md "`fleet` dry run"), and the ModelReplica object
 // the operator writes for a placed replica (every member pinned to its pool by node label).
 import type { Condition, FleetResult, PlacedReplica } from "./types.js";
 

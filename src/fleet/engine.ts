@@ -1,4 +1,4 @@
-// One engine onto pools of one cluster (spec/fleet.md rule 4): the first pool in pool order
+// One engine onto pools of one cluster (docs/rules/fleet.md rule 4): the first pool in pool order
 // where every member matches, no member that could claim somewhere on the cluster is left
 // with only Synthetic matches, and the engine's pods fit. Beyond upstream: when no single pool
 // holds it, the engine may span the pools of one declared fabric domain, member by member.
@@ -72,7 +72,7 @@ export function placeEngine(
 }
 
 /**
- * The pool's domain at the engine's `topology.requiredLevel` (spec/topology.md): undefined when
+ * The pool's domain at the engine's `topology.requiredLevel` (docs/rules/topology.md): undefined when
  * the engine requires none; null when the pool declares no value at that level — locality is
  * read from what the platform publishes (the pool's `topology`), never guessed, so such a pool
  * cannot hold an engine that requires it.

@@ -1,4 +1,4 @@
-// Public API of the fleet scheduler (spec/fleet.md): pure placement of ModelDeployment replicas
+// Public API of the fleet scheduler (docs/rules/fleet.md): pure placement of ModelDeployment replicas
 // onto (cluster, pool). The operator calls placeFleet once per reconcile and applies
 // replicaObject(...) for each replica; the `fleet` dry run prints toDryRun(result).
 

@@ -1,4 +1,4 @@
-// The fleet's ledger (spec/fleet.md rule 6): every pool's capacity minus what the replicas
+// The fleet's ledger (docs/rules/fleet.md rule 6): every pool's capacity minus what the replicas
 // that stay hold, charged at their recorded shape. Replicas on deleted clusters or pools
 // charge nothing; pods a pool's report already counts (scheduled ones) are not charged twice.
 import { type Claim, PoolCapacity } from "./capacity.js";

@@ -1,4 +1,4 @@
-// Device matching of one member on one pool (spec/fleet.md rule 3): requests in order, each
+// Device matching of one member on one pool (docs/rules/fleet.md rule 3): requests in order, each
 // takes the first device in pool order with enough remaining count whose selectors all hold.
 // No backtracking: a later request never makes an earlier one move.
 import { selectorsHold } from "./cel.js";

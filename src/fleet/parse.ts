@@ -1,5 +1,5 @@
 // Plain JS values (parsed YAML/JSON documents) to the fleet's typed objects, with issues that
-// name the file, document, object and field. Ranges are spec/fleet.md's and match the CRDs in
+// name the file, document, object and field. Ranges are docs/rules/fleet.md's and match the CRDs in
 // chart/crds/. Pure: the CLI reads the files; the operator hands over API objects.
 import {
   type DocumentRef,
@@ -174,7 +174,7 @@ function readEngine(r: FieldReader, x: unknown, p: string): Engine | undefined {
     required: !!topology,
   });
   if (requiredLevel === "kubernetes.io/hostname") {
-    // spec/topology.md: the hostname level is implicit in every hierarchy and refused here.
+    // docs/rules/topology.md: the hostname level is implicit in every hierarchy and refused here.
     r.fail(
       `${p}.topology.requiredLevel`,
       "kubernetes.io/hostname is implicit and cannot be required; name a coarser level",

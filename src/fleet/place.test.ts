@@ -1,4 +1,4 @@
-// placeFleet over spec/fleet.md's rules, one small fleet per case. Each case states what it
+// placeFleet over docs/rules/fleet.md's rules, one small fleet per case. Each case states what it
 // expects as "cluster/index@pool" strings (members joined by "+"), worked out from the rules.
 import { describe, expect, it } from "vitest";
 import { cluster, deployment, engine, GPU_DRIVER, gpu, pool, replica, standalone } from "./fixtures.js";
@@ -696,7 +696,7 @@ describe("emitted replicas", () => {
   });
 });
 
-describe("topology.requiredLevel: pools that publish the level, one domain (spec/topology.md)", () => {
+describe("topology.requiredLevel: pools that publish the level, one domain (docs/rules/topology.md)", () => {
   const RACK = "topology.kubemoot.ai/rack";
   const BLOCK = "topology.kubemoot.ai/block";
   const racked = engine({ members: gang, requiredLevel: RACK });

@@ -1,4 +1,4 @@
-// placeFleet: one pure pass over observed state (spec/fleet.md). Every deployment is retained
+// placeFleet: one pure pass over observed state (docs/rules/fleet.md). Every deployment is retained
 // and scaled down first; the ledger then charges all replicas that stay (ours, other
 // deployments', and those of deployments not given); finally deployments fill in name order,
 // each seeing what the ones before it placed. Inputs are sorted here, so the result never

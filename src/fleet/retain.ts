@@ -1,4 +1,4 @@
-// Retain and scale down (spec/fleet.md rule 6): which of a deployment's observed replicas stay.
+// Retain and scale down (docs/rules/fleet.md rule 6): which of a deployment's observed replicas stay.
 // Retention never looks at room: an existing replica's pods are already running (or waiting).
 import { memberPods, recordedClaim } from "./ledger.js";
 import { claims } from "./match.js";

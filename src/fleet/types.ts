@@ -1,4 +1,4 @@
-// The fleet scheduler's typed inputs and outputs (spec/fleet.md "Shapes"): what the manifest
+// The fleet scheduler's typed inputs and outputs (docs/rules/fleet.md "Shapes"): what the manifest
 // parser produces and what placeFleet consumes and returns. Plain data, no behaviour.
 
 export type TaintEffect = "NoSchedule" | "PreferNoSchedule" | "NoExecute";
@@ -39,7 +39,7 @@ export interface Engine {
   name: string;
   copies: number;
   /**
-   * spec/topology.md: the engine's pods must share one domain at this level. The fleet places it
+   * docs/rules/topology.md: the engine's pods must share one domain at this level. The fleet places it
    * only on pools that publish a value for the level (GpuPool.topology), and spans pools only
    * within one fabric and one domain at the level.
    */
@@ -87,7 +87,7 @@ export interface GpuPool {
   devices: Device[];
   /** Devices come from this InferenceClass when the pool lists none. */
   inferenceClassName?: string;
-  /** Level key → value (spec/topology.md): pools sharing the fabric level's value form one fabric. */
+  /** Level key → value (docs/rules/topology.md): pools sharing the fabric level's value form one fabric. */
   topology?: Record<string, string>;
 }
 

@@ -33,7 +33,7 @@ export interface OperatorOptions {
   /** Unschedulable retry (ms); default 30 000. */
   retryMs?: number;
   /**
-   * Fleet placement of ModelDeployment replicas (spec/fleet.md): manifests mode writes
+   * Fleet placement of ModelDeployment replicas (docs/rules/fleet.md): manifests mode writes
    * `<bindingsDir>/fleet/`, Kubernetes mode writes ModelReplicas, deployment status and
    * ModelProviders (needs the fleet CRDs). Default false.
    */

@@ -1,4 +1,4 @@
-// The scheduling-quality simulation (spec/benchmarks.md `sim`): virtual time, seeded traffic,
+// The scheduling-quality simulation (docs/benchmarks.md `sim`): virtual time, seeded traffic,
 // the same src/core decisions as the sidecar, and a simulated Ollama that is the emulator's own
 // scheduler model. Pure: no wall clock except the measured decision cost.
 

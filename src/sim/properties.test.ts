@@ -1,4 +1,4 @@
-// spec/placement.md §4, "what must fall out", asserted over simulated runs of the real planner.
+// docs/rules/placement.md §4, "what must fall out", asserted over simulated runs of the real planner.
 // Each property is also checked against a baseline that lacks it, so the checks can fail.
 import { describe, expect, it } from "vitest";
 import { type SimResult, simulate } from "./engine.js";
@@ -50,7 +50,7 @@ function oneHotModel(agentCount: number, discussionsPerHour: number): Scenario {
   };
 }
 
-describe("placement properties over the homelab (spec/placement.md §4)", () => {
+describe("placement properties over the homelab (docs/rules/placement.md §4)", () => {
   it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", () => {
     for (const r of runs) {
       const w = warmReuse(r);

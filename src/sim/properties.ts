@@ -1,4 +1,4 @@
-// What must fall out of the placement rules (spec/placement.md §4 end), measured over a
+// What must fall out of the placement rules (docs/rules/placement.md §4 end), measured over a
 // recorded simulation run (`simulate({..., record: true})`). Each check returns the figures or
 // the violating records, so tests assert on them and a failure shows the offending decision.
 import type { DecisionRecord, SimResult, UnloadRecord } from "./engine.js";

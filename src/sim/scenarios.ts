@@ -1,4 +1,4 @@
-// The simulated worlds (spec/benchmarks.md, `sim`): GPUs, models with their KV-inclusive
+// The simulated worlds (docs/benchmarks.md, `sim`): GPUs, models with their KV-inclusive
 // footprints and mean call times, crews of agents with their ranked candidate lists, and the
 // discussion traffic. A scenario's structure is fixed; only the traffic depends on the seed.
 import type { Candidate } from "../core/index.js";

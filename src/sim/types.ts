@@ -37,7 +37,7 @@ export interface SimOptions {
   overlaySupersededByProbe?: boolean;
   /**
    * Publish each model's footprint as its declared `Model.spec.vramMib` (default true). Without
-   * it, a model never seen loaded is sized from its on-disk size × 1.2 (spec/placement.md §2).
+   * it, a model never seen loaded is sized from its on-disk size × 1.2 (docs/rules/placement.md §2).
    */
   declareVram?: boolean;
   /** OLLAMA_MAX_LOADED_MODELS of every GPU (0 = unlimited); default 3, Ollama's per-GPU default. */

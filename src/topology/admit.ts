@@ -1,4 +1,4 @@
-// Admission of one gang (spec/topology.md "Admission of a gang", Kueue's Topology-Aware
+// Admission of one gang (docs/rules/topology.md "Admission of a gang", Kueue's Topology-Aware
 // Scheduling): the whole gang inside one domain at the required level, or nothing.
 //
 // Per profile tree, pods that fit are counted per leaf and summed up the tree. At the required

@@ -1,4 +1,4 @@
-// Capacity trees (spec/topology.md "Admission of a gang"): one tree per hierarchy profile, its
+// Capacity trees (docs/rules/topology.md "Admission of a gang"): one tree per hierarchy profile, its
 // domains at every level in path order. A leaf is a lowest-level domain: one node when the
 // lowest level is the hostname, else every node with the same level values (their free
 // resources summed, as Kueue sums them). Nodes admission can never use are excluded here and

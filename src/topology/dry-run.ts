@@ -1,4 +1,4 @@
-// The `topology` dry run (spec/topology.md "`topology` dry run"): sources → profiles →
+// The `topology` dry run (docs/rules/topology.md "`topology` dry run"): sources → profiles →
 // capacity → admission of every gang, in key order, each admitted gang's pods taken from the
 // capacity the next one sees. Pure: the caller passes parsed manifests and the time.
 import { admitGang, topologyName } from "./admit.js";

@@ -1,4 +1,4 @@
-// The queue plan's flavors (spec/topology.md): one ResourceFlavor per hardware identity ×
+// The queue plan's flavors (docs/rules/topology.md): one ResourceFlavor per hardware identity ×
 // hierarchy profile, so capacity of different hierarchy shapes is never added together. Kueue
 // allows at most 64 flavors in a resource group: a bigger plan is refused whole and the
 // previous plan stays in force.

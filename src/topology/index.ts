@@ -1,4 +1,4 @@
-// Public API of topology-aware admission (spec/topology.md): pure functions from sources,
+// Public API of topology-aware admission (docs/rules/topology.md): pure functions from sources,
 // Nodes and gangs to profiles, capacity trees and admission decisions. The operator's source
 // controllers call validateSnapshot; the `topology` CLI calls parse → planTopology → toDryRun
 // or toKueue.

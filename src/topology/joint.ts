@@ -1,4 +1,4 @@
-// Joint admission of several roles of one deployment (spec/topology.md): gangs are admitted in
+// Joint admission of several roles of one deployment (docs/rules/topology.md): gangs are admitted in
 // order against capacity that shrinks with every reservation. A gang that fits holds its
 // reservation while the set waits (its domain stays idle); the answer to a waiting set is
 // Pending, never a retry that would evict siblings; a set that has not assembled within 30

@@ -1,4 +1,4 @@
-// Hierarchy profiles (spec/topology.md "Hierarchy profiles"): per Node, the one Ready source
+// Hierarchy profiles (docs/rules/topology.md "Hierarchy profiles"): per Node, the one Ready source
 // selecting it gives the levels, cut at the first level the Node has no value for; zero or
 // several sources give none (conflicting inventories are never merged). The hostname level is
 // always last. Nodes with the same level list share a profile.

@@ -1,4 +1,4 @@
-// Snapshot validation (spec/topology.md "Topology sources"): a ConfigMap key or webhook body is
+// Snapshot validation (docs/rules/topology.md "Topology sources"): a ConfigMap key or webhook body is
 // accepted or rejected whole, before anything changes. The first problem rejects it, with the
 // checks run in the spec's order over the whole document (every node for one check, then the
 // next), so the same document always reports the same problem.

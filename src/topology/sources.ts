@@ -1,4 +1,4 @@
-// Source status (spec/topology.md "Topology sources"): which sources are Ready and, per Node
+// Source status (docs/rules/topology.md "Topology sources"): which sources are Ready and, per Node
 // they select, the level values they give it. A nodeLabels source reads the Nodes' own labels
 // and is not Ready when they break the tree; a configMap source is Ready when its snapshot
 // validates; a webhook source is fetched by the operator, so here it is Ready only when the

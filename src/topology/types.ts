@@ -1,4 +1,4 @@
-// The typed objects topology admission reads (spec/topology.md) and the results it returns.
+// The typed objects topology admission reads (docs/rules/topology.md) and the results it returns.
 // Manifest readers (the dry run, later the operator's informers) turn documents into these;
 // nothing here reads a clock or performs I/O.
 import type { LabelSelector } from "../binding/index.js";

@@ -1,4 +1,4 @@
-// The weights-locality preference (spec/topology.md): a Pod whose model weights some nodes
+// The weights-locality preference (docs/rules/topology.md): a Pod whose model weights some nodes
 // already hold gets one preferred node-affinity term per weights digest, naming at most 16
 // hostnames. A preference only orders nodes with room; it never changes feasibility.
 import { cmp } from "./capacity.js";

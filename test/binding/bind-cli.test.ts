@@ -1,7 +1,7 @@
 // `kubemoot-scheduler bind` as a process, on the shipped examples. Run after a build
 // (`npm test` builds first; or `npx tsc -p tsconfig.build.json`).
 //
-// The expectations are computed by hand from spec/binding.md:
+// The expectations are computed by hand from docs/rules/binding.md:
 //   score = prefer + quality bias + locality (+10) ± provider weight + load + capacity
 // Prod: ollama-a (RTX 5090, weight 100, 32605 MiB, maxParallel 2, qwen3:32b loaded, 21504 MiB)
 //       ollama-b (RTX 4090, weight 25, 24563 MiB, maxParallel 2, qwen3:8b loaded, 6144 MiB)

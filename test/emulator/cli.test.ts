@@ -1,5 +1,5 @@
 // `kubemoot-scheduler emulate` as a real process: built with tsc, started with the flags of
-// DESIGN.md §2, talked to over HTTP, stopped with SIGTERM.
+// docs/design.md §2, talked to over HTTP, stopped with SIGTERM.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";

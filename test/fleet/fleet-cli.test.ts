@@ -1,7 +1,7 @@
 // `kubemoot-scheduler fleet` as a process, on examples/fleet and on invalid manifests. Run
 // after a build (`npm test` builds first; or `npx tsc -p tsconfig.build.json`).
 //
-// The expectations are worked out by hand from spec/fleet.md over examples/fleet:
+// The expectations are worked out by hand from docs/rules/fleet.md over examples/fleet:
 // - Deployments fill in name order: models/deepseek-r1, models/llama-8b, staging/qwen-7b.
 // - Ledger first: mixtral's replica (its deployment is not in the bundle) holds 2 copies × 1
 //   pod of us-east-1's l4 pool (no report: 2 whole nodes of 3). llama-8b's eu-central-1/0 is

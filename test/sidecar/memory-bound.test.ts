@@ -1,7 +1,8 @@
 // The runtime env the webhook injects bounds the sidecar's V8 heap (so its RSS stays near what
 // it lives on). A bound too tight would abort the process on a burst of large prompts that the
 // proxy accepts: four concurrent 7 MiB /api/chat bodies here. With the injected options the
-// sidecar must answer all four and keep running (a 48 or 64 MB old space aborted here).
+// sidecar must answer all four and keep running (smaller old spaces aborted: see the README's
+// Benchmarks section).
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { DEFAULT_INJECTION_OPTIONS } from "../../src/operator/webhook/index.js";

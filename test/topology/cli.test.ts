@@ -1,7 +1,7 @@
 // `kubemoot-scheduler topology` as a process, on examples/topology and the fixtures beside this
 // file. Run after a build (`npm test` builds first; or `npx tsc -p tsconfig.build.json`).
 //
-// The expectations are worked out by hand from spec/topology.md on examples/topology (pods of
+// The expectations are worked out by hand from docs/rules/topology.md on examples/topology (pods of
 // 4 GPUs unless noted; gpu-a1-1 has 4 GPUs and 16 cpu taken by the bound notebook):
 //   per-node 4-GPU pods: a1-1 1, a1-2 2, a2-* 2, a3-* 2, b1-1 2, b1-2 2, b2-2 2
 //   (b1-3 is not Ready, b2-1 has an untolerated taint); racks a1 3, a2 4, a3 4, b1 4, b2 2;

@@ -5,7 +5,7 @@ import { loadManifests, loadProviderStateFile, toSnapshot } from "../../operator
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
-// The binder's dry run (spec/binding.md "`bind` dry run"): manifests in, the operator's
+// The binder's dry run (docs/rules/binding.md "`bind` dry run"): manifests in, the operator's
 // decisions out as one JSON document, without a cluster.
 export const command: Command = {
   name: "bind",

@@ -3,7 +3,7 @@ import { manifestError, readDocuments } from "../../operator/manifests/index.js"
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
-// The fleet scheduler's dry run (spec/fleet.md "`fleet` dry run"): manifests in, the replicas
+// The fleet scheduler's dry run (docs/rules/fleet.md "`fleet` dry run"): manifests in, the replicas
 // each ModelDeployment would have and its ReplicasScheduled condition out, without a cluster.
 export const command: Command = {
   name: "fleet",

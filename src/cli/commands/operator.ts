@@ -20,7 +20,7 @@ Agent status, agent Deployments' env and ModelProvider status, and posts FailedS
 events. In both modes it probes every ModelProvider and publishes kubemoot_provider_state.
 
 With --fleet it also places ModelDeployment replicas onto InferenceClusters and pools
-(spec/fleet.md; the same decisions as the \`fleet\` dry run): in manifests mode it writes
+(docs/rules/fleet.md; the same decisions as the \`fleet\` dry run): in manifests mode it writes
 <bindings-dir>/fleet/replicas.yaml and fleet/deployments.json; on Kubernetes it creates,
 patches and deletes ModelReplicas and writes each ModelDeployment's ReplicasScheduled
 condition (the fleet CRDs must be installed). A replica whose status is Ready with an address
@@ -29,7 +29,7 @@ engines serve call-time scheduling.
 
 With --topology (Kubernetes only) it tracks TopologySources: reads each source's arm (the
 Nodes' labels, a ConfigMap, or an https webhook), validates every snapshot whole against the
-Nodes (spec/topology.md), keeps the last accepted one until maxStaleness, and writes the
+Nodes (docs/rules/topology.md), keeps the last accepted one until maxStaleness, and writes the
 source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes).
 
 With --webhook-listen it serves the sidecar-injection webhook over HTTPS (tls.crt/tls.key from

@@ -10,7 +10,7 @@ import {
 import type { Command, FlagValues } from "../command.js";
 
 // `kubemoot-scheduler simulate`: one (or several) runs of the scheduling-quality simulation
-// (spec/benchmarks.md `sim`). Virtual time, seeded traffic: the same flags give the same
+// (docs/benchmarks.md `sim`). Virtual time, seeded traffic: the same flags give the same
 // numbers, except the measured decision cost (decision_us_*), the only wall-clock figure.
 export const command: Command = {
   name: "simulate",
@@ -18,7 +18,7 @@ export const command: Command = {
   details: [
     `Scenarios: ${Object.keys(SCENARIOS).join(", ")}. Policies: ${POLICIES.join(", ")} (or all).`,
     "A run replays the scenario's seeded discussion traffic against simulated Ollama GPUs (the",
-    "emulator's own scheduler model on virtual time) and prints the fields of spec/benchmarks.md:",
+    "emulator's own scheduler model on virtual time) and prints the fields of docs/benchmarks.md:",
     "latency_mean_s, latency_p95_s, latency_p99_s, gib_loaded, loads, evictions, stand_asides,",
     "gpu_busy_fraction, decision_us_p50, decision_us_p99, ideal_p95_s, and a few counts.",
     "",

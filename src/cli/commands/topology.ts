@@ -5,7 +5,7 @@ import { parseTopologyManifests, planTopology, toDryRun, toKueue } from "../../t
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
-// The topology dry run (spec/topology.md "`topology` dry run"): manifests in, source status,
+// The topology dry run (docs/rules/topology.md "`topology` dry run"): manifests in, source status,
 // hierarchy profiles and gang admission out as JSON — or, with --emit kueue, the Kueue objects
 // that make a cluster enforce the same admission.
 export const command: Command = {

@@ -1,4 +1,4 @@
-// Fleet placement in the operator (spec/fleet.md, rule 4 of the issue): the pure placement of
+// Fleet placement in the operator (docs/rules/fleet.md, rule 4 of the issue): the pure placement of
 // src/fleet applied to a cluster (KubernetesFleet) or to a manifests directory (FileFleet),
 // and ModelProviders for replicas that serve, so placed engines feed call-time scheduling.
 export {

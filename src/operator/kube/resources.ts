@@ -36,7 +36,7 @@ export const RESOURCES = {
     namespaced: false,
   },
   Deployment: { kind: "Deployment", group: "apps", version: "v1", plural: "deployments", namespaced: true },
-  // Fleet placement (spec/fleet.md); watched only when the operator runs with --fleet.
+  // Fleet placement (docs/rules/fleet.md); watched only when the operator runs with --fleet.
   ModelDeployment: {
     kind: "ModelDeployment",
     group: API_GROUP,
@@ -65,7 +65,7 @@ export const RESOURCES = {
     plural: "modelreplicas",
     namespaced: true,
   },
-  // Topology sources (spec/topology.md); watched only when the operator runs with --topology.
+  // Topology sources (docs/rules/topology.md); watched only when the operator runs with --topology.
   TopologySource: {
     kind: "TopologySource",
     group: API_GROUP,

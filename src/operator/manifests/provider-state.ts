@@ -1,6 +1,6 @@
 // Provider state documents (the `kubemoot_provider_state` KV value): one state with a `name`,
 // a list of states, or an object keyed by provider name. Missing fields take zero values and
-// unknown fields are ignored (spec/state.md); a field of the wrong type is an error naming it.
+// unknown fields are ignored (docs/rules/state.md); a field of the wrong type is an error naming it.
 import type { ProviderState } from "../../core/shapes.js";
 import { describe, type FieldReader, isObject, type Json } from "./fields.js";
 

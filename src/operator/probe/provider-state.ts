@@ -1,6 +1,6 @@
 // Pure conversion of what an Ollama provider answers (/api/ps, /api/tags, /api/version and,
 // when configured, a DCGM exporter's framebuffer totals) plus the provider's configuration
-// into the `kubemoot_provider_state` value (spec/state.md). No I/O, no clock: the probe time
+// into the `kubemoot_provider_state` value (docs/rules/state.md). No I/O, no clock: the probe time
 // is an input.
 //
 // Rules:
