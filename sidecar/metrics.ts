@@ -79,7 +79,7 @@ export function createSidecarMetrics(): SidecarMetrics {
         }
       },
       onRelease(a) {
-        release.inc({ outcome: a.success ? "success" : "failure" });
+        release.inc({ outcome: a.outcome });
         if (a.truncated) truncated.inc();
       },
       onClaimLost(_provider, reason) {

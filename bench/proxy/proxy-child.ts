@@ -109,7 +109,7 @@ async function measure(
     if (out.kind !== "placed") throw new Error(`place refused: ${out.refusal.reason}`);
     await scheduler.release({
       ticketId: out.placement.ticketId,
-      success: true,
+      outcome: "succeeded",
       latencyMs: 1,
       promptTokens: 20,
       promptChars: 70,

@@ -6,6 +6,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
+  CallOutcome as ReleaseOutcome,
   type Placement,
   type Refusal,
   Refusal_Reason,
@@ -55,7 +56,7 @@ export async function withTicket<T>(
     await client.release(
       create(ReleaseRequestSchema, {
         ticketId: placement.ticketId,
-        success: true,
+        outcome: ReleaseOutcome.SUCCEEDED,
         latencyMs: BigInt(Date.now() - started),
         promptTokens: BigInt(out.promptTokens ?? 0),
         outputTokens: BigInt(out.outputTokens ?? 0),
@@ -65,7 +66,7 @@ export async function withTicket<T>(
   } catch (err) {
     await client.release({
       ticketId: placement.ticketId,
-      success: false,
+      outcome: ReleaseOutcome.FAILED,
       latencyMs: BigInt(Date.now() - started),
       error: err instanceof Error ? err.message : String(err),
     });

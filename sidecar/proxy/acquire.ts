@@ -50,7 +50,7 @@ async function settle(
     .release({
       ticketId: placement.ticketId,
       // Never forwarded: nothing to learn about the provider.
-      success: false,
+      outcome: "unspecified",
       ran: false,
       latencyMs: 0,
       promptTokens: 0,

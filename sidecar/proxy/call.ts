@@ -4,7 +4,7 @@
 // outcome in a finally path — whatever happened, the client leaving included.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
-import type { ProviderState } from "../../src/core/index.js";
+import type { CallOutcome, ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { PromptEstimate } from "../scheduler/ledger.js";
@@ -424,32 +424,32 @@ async function release(
   // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
   // left by its client before any answer) says nothing about the provider: it is released as
   // not run, so it neither counts as a failure nor records the model resident.
-  let success: boolean;
+  let result: CallOutcome;
   let ran = true;
   let latencyMs = 0;
   let error = "";
   if (!outcome || refused) {
-    success = false;
+    result = "unspecified";
     ran = false;
     error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
   } else {
     switch (outcome.kind) {
       case "ok":
-        success = true;
+        result = "succeeded";
         latencyMs = outcome.latencyMs;
         break;
       case "failed":
-        success = false;
+        result = "failed";
         ran = outcome.providerFault;
         error = outcome.error.message;
         break;
       case "broken":
-        success = false;
+        result = "failed";
         error = outcome.message;
         break;
       case "client-gone":
         // The provider did nothing wrong; a partial call says nothing about latency.
-        success = outcome.answered;
+        result = outcome.answered ? "succeeded" : "unspecified";
         ran = outcome.answered;
         error = "client went away";
         break;
@@ -458,7 +458,7 @@ async function release(
   try {
     await scheduler.release({
       ticketId: p.ticketId,
-      success,
+      outcome: result,
       ran,
       latencyMs: Math.round(latencyMs),
       promptTokens: reported,

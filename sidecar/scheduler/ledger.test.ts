@@ -19,7 +19,7 @@ const placement = (ticketId: string): PlacementOut => ({
 });
 const outcome = (ticketId: string, over: Partial<ReleaseInput> = {}): ReleaseInput => ({
   ticketId,
-  success: true,
+  outcome: "succeeded",
   latencyMs: 100,
   promptTokens: 0,
   promptChars: 0,
@@ -48,7 +48,7 @@ describe("CallLedger", () => {
   it("a call that never ran teaches nothing; a second finish is refused", () => {
     const ledger = new CallLedger(() => 1_000);
     ledger.remember(placement("t3"), "ns/a", 1000, 0);
-    expect(ledger.finish(outcome("t3", { success: false, ran: false }))).toBeDefined();
+    expect(ledger.finish(outcome("t3", { outcome: "failed", ran: false }))).toBeDefined();
     expect(ledger.health.has("gpu")).toBe(false);
     expect(ledger.finish(outcome("t3"))).toBeUndefined();
     expect(ledger.active).toBe(0);

@@ -57,7 +57,10 @@ export class CallLedger {
   /** The estimate and its generous (low) count; a caller's own count is exact, so both. */
   promptEstimate(promptTokens: number, promptChars: number): PromptEstimate {
     if (promptTokens > 0) return { tokens: promptTokens, generous: promptTokens };
-    return { tokens: estimateTokens(promptChars, this.ratio), generous: generousTokens(promptChars, this.ratio) };
+    return {
+      tokens: estimateTokens(promptChars, this.ratio),
+      generous: generousTokens(promptChars, this.ratio),
+    };
   }
 
   /** Calls placed and not released yet (held plans included). */
@@ -93,6 +96,7 @@ export class CallLedger {
       promptTokens: 0,
       truncated: false,
       success: false,
+      outcome: "unspecified",
       error: "",
       fromPlan: p.fromPlan,
       released: false,
@@ -118,7 +122,8 @@ export class CallLedger {
     if (!e || e.released) return undefined;
     e.released = true;
     e.releasedAtMs = this.now();
-    e.success = input.success;
+    e.outcome = input.outcome;
+    e.success = input.outcome === "succeeded";
     e.error = input.error;
     e.latencyMs = input.latencyMs;
     e.promptTokens = input.promptTokens;
@@ -148,7 +153,7 @@ export class CallLedger {
       e.provider,
       learnFromCall(
         this.health.get(e.provider),
-        { model: e.model, success: input.success, latencyMs: input.latencyMs },
+        { model: e.model, outcome: input.outcome, latencyMs: input.latencyMs },
         this.now(),
       ),
     );
@@ -180,6 +185,7 @@ export function publicEntry(e: CallEntry): AttributionOut {
     promptTokens: e.promptTokens,
     truncated: e.truncated,
     success: e.success,
+    outcome: e.outcome,
     error: e.error,
     fromPlan: e.fromPlan,
   };

@@ -38,7 +38,7 @@ const outcome = (ticketId: string, over: Partial<ReleaseInput> = {}): ReleaseInp
   promptChars: 0,
   outputTokens: 0,
   error: "",
-  success: true,
+  outcome: "succeeded",
   ...over,
 });
 
@@ -134,7 +134,7 @@ it("never opens the circuit or records residency for calls that did not run", as
   const { place, scheduler: s, store: st } = await setup({ loaded: false });
   const placeAndRelease = async () => {
     const p = await place();
-    await s.release(outcome(p.ticketId, { success: false, ran: false, latencyMs: 0 }));
+    await s.release(outcome(p.ticketId, { outcome: "failed", ran: false, latencyMs: 0 }));
     return p.provider;
   };
   for (let i = 0; i < 5; i++) await placeAndRelease();
@@ -146,7 +146,7 @@ it("opens the circuit after three failed calls that did run (the control case)",
   const { place, scheduler: s } = await setup({ loaded: false });
   for (let i = 0; i < 3; i++) {
     const p = await place();
-    await s.release(outcome(p.ticketId, { success: false, latencyMs: 0 }));
+    await s.release(outcome(p.ticketId, { outcome: "failed", latencyMs: 0 }));
   }
   const out = await s.place(input);
   expect(out.kind).toBe("refused");
@@ -197,4 +197,14 @@ it("gives a failing delete up at shutdown, leaving the ticket to its lease", asy
   expect(failures.slice(0, -1).every((retry) => retry)).toBe(true);
   const left = await bucket.get(ticketKey(p.provider, p.ticketId));
   expect(left).not.toBeNull();
+});
+
+it("a Release without an outcome is neutral: any number of them never opens the circuit", async () => {
+  const { place, scheduler: s } = await setup({ loaded: false });
+  for (let i = 0; i < 5; i++) {
+    const p = await place();
+    await s.release(outcome(p.ticketId, { outcome: "unspecified", latencyMs: 0 }));
+  }
+  const out = await s.place(input);
+  expect(out.kind).toBe("placed");
 });

@@ -217,7 +217,8 @@ export class Scheduler {
     const e = this.ledger.finish(input);
     if (!e) return false;
     if (!e.staticFallback) this.writes.deleteBehind(e);
-    if (!e.staticFallback && input.success && input.ran !== false) this.writes.afterSuccess(e);
+    if (!e.staticFallback && input.outcome === "succeeded" && input.ran !== false)
+      this.writes.afterSuccess(e);
     this.hooks.onRelease?.(this.ledger.attribution(e.ticketId)!);
     return true;
   }

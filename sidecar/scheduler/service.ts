@@ -8,13 +8,21 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Candidate } from "../../src/core/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import {
+  CallOutcome,
   type PlacementSchema,
   Refusal_Reason,
   type RefusalSchema,
   type SchedulerService,
 } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import { isAgentRef } from "./config.js";
-import type { Phase, PlaceInput, PlacementOut, RefusalOut, Scheduler } from "./scheduler.js";
+import type {
+  CallOutcome as CallOutcomeKind,
+  Phase,
+  PlaceInput,
+  PlacementOut,
+  RefusalOut,
+  Scheduler,
+} from "./scheduler.js";
 
 const MAX_ID_LENGTH = 256;
 const MAX_CANDIDATES = 64;
@@ -100,6 +108,25 @@ export function placementMessage(p: PlacementOut): MessageInitShape<typeof Place
     fromPlan: p.fromPlan,
     staticFallback: p.staticFallback,
   };
+}
+
+const OUTCOMES: Record<CallOutcomeKind, CallOutcome> = {
+  unspecified: CallOutcome.UNSPECIFIED,
+  succeeded: CallOutcome.SUCCEEDED,
+  failed: CallOutcome.FAILED,
+};
+
+function outcomeOf(v: CallOutcome): CallOutcomeKind {
+  switch (v) {
+    case CallOutcome.UNSPECIFIED:
+      return "unspecified";
+    case CallOutcome.SUCCEEDED:
+      return "succeeded";
+    case CallOutcome.FAILED:
+      return "failed";
+    default:
+      throw bad("outcome", `unknown CallOutcome ${String(v)}`);
+  }
 }
 
 const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
@@ -199,7 +226,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
       guard(async () => ({
         released: await scheduler.release({
           ticketId: id("ticket_id", req.ticketId, true),
-          success: req.success,
+          outcome: outcomeOf(req.outcome),
           latencyMs: nonNegative("latency_ms", req.latencyMs),
           promptTokens: nonNegative("prompt_tokens", req.promptTokens),
           promptChars: nonNegative("prompt_chars", req.promptChars),
@@ -266,6 +293,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           promptTokens: BigInt(a.promptTokens),
           truncated: a.truncated,
           success: a.success,
+          outcome: OUTCOMES[a.outcome],
           error: a.error,
           fromPlan: a.fromPlan,
         };

@@ -1,10 +1,17 @@
 // The scheduler's own types: what Place, Wait, Release, Commit and Attribute take and give,
 // independent of any transport (the gRPC/Connect service and the proxy map onto these).
-import type { Candidate, Decision, Phase, Refusal, RefusalReason } from "../../src/core/index.js";
+import type {
+  CallOutcome,
+  Candidate,
+  Decision,
+  Phase,
+  Refusal,
+  RefusalReason,
+} from "../../src/core/index.js";
 import type { StateStore } from "../../src/state/index.js";
 import type { SchedulerConfig } from "./config.js";
 
-export type { Phase, RefusalReason };
+export type { CallOutcome, Phase, RefusalReason };
 
 export interface PlaceInput {
   /** "namespace/name"; validated by the caller. */
@@ -50,7 +57,8 @@ export type WaitEventOut =
 
 export interface ReleaseInput {
   ticketId: string;
-  success: boolean;
+  /** How the call ended; "unspecified" is neutral (never a failure). */
+  outcome: CallOutcome;
   latencyMs: number;
   promptTokens: number;
   promptChars: number;
@@ -81,7 +89,9 @@ export interface AttributionOut {
   estimatedPromptTokens: number;
   promptTokens: number;
   truncated: boolean;
+  /** outcome === "succeeded", for readers of the older field. */
   success: boolean;
+  outcome: CallOutcome;
   error: string;
   fromPlan: boolean;
 }

@@ -108,21 +108,29 @@ describe("§3 truncation, judged from the engine's own count", () => {
 
 describe("§3 learning from a call", () => {
   it("failures open the circuit, a success closes it", () => {
-    let h = learnFromCall(undefined, { model: "m", success: false, latencyMs: 0 }, 1_000);
+    let h = learnFromCall(undefined, { model: "m", outcome: "failed", latencyMs: 0 }, 1_000);
     for (let i = 1; i < CIRCUIT_FAILURE_THRESHOLD; i++) {
-      h = learnFromCall(h, { model: "m", success: false, latencyMs: 0 }, 1_000 + i);
+      h = learnFromCall(h, { model: "m", outcome: "failed", latencyMs: 0 }, 1_000 + i);
     }
     expect(circuitOpen(h.circuit!, 2_000)).toBe(true);
-    h = learnFromCall(h, { model: "m", success: true, latencyMs: 10 }, 3_000);
+    h = learnFromCall(h, { model: "m", outcome: "succeeded", latencyMs: 10 }, 3_000);
     expect(circuitOpen(h.circuit!, 3_000)).toBe(false);
   });
   it("latency is learned from successes only; success rate per model", () => {
-    let h = learnFromCall(undefined, { model: "m", success: true, latencyMs: 100 }, 0);
+    let h = learnFromCall(undefined, { model: "m", outcome: "succeeded", latencyMs: 100 }, 0);
     expect(h.latencyEmaMs).toBe(100);
-    h = learnFromCall(h, { model: "m", success: false, latencyMs: 5_000 }, 0);
+    h = learnFromCall(h, { model: "m", outcome: "failed", latencyMs: 5_000 }, 0);
     expect(h.latencyEmaMs).toBe(100);
-    for (let i = 0; i < 5; i++) h = learnFromCall(h, { model: "other", success: false, latencyMs: 0 }, 0);
+    for (let i = 0; i < 5; i++) h = learnFromCall(h, { model: "other", outcome: "failed", latencyMs: 0 }, 0);
     expect(successRateValue(h.successByModel!.get("other")!)).toBeLessThan(1);
     expect(h.successByModel!.get("m")).toBeDefined();
+  });
+  it("an unspecified outcome is neutral: any number of them never opens the circuit", () => {
+    let h = learnFromCall(undefined, { model: "m", outcome: "succeeded", latencyMs: 100 }, 0);
+    for (let i = 0; i < 10; i++)
+      h = learnFromCall(h, { model: "m", outcome: "unspecified", latencyMs: 9_000 }, i);
+    expect(circuitOpen(h.circuit!, 10)).toBe(false);
+    expect(h.latencyEmaMs).toBe(100);
+    expect(learnFromCall(undefined, { model: "m", outcome: "unspecified", latencyMs: 1 }, 0)).toEqual({});
   });
 });

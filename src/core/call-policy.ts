@@ -118,17 +118,24 @@ export function judgeTruncation(r: PromptReport): boolean {
   );
 }
 
+/**
+ * How a call ended, as its caller reports it. "unspecified" (not reported) is neutral: it
+ * never counts against a provider, so a caller that forgets the outcome cannot open a circuit.
+ */
+export type CallOutcome = "succeeded" | "failed" | "unspecified";
+
 /** A finished call as the provider's health learns from it. */
 export interface CallResult {
   model: string;
-  success: boolean;
+  outcome: CallOutcome;
   /** The call's latency (ms); 0 = not measured. */
   latencyMs: number;
 }
 
 /**
  * A provider's health after one call that ran there: the circuit breaker (a failure counts, a
- * success closes it), the per-model success rate and the latency EMA (successes only).
+ * success closes it), the per-model success rate and the latency EMA (successes only). An
+ * unspecified outcome changes nothing.
  */
 export function learnFromCall(
   h: ProviderHealth | undefined,
@@ -136,15 +143,17 @@ export function learnFromCall(
   nowMs: number,
 ): ProviderHealth {
   const prev = h ?? {};
-  const circuit = call.success
+  if (call.outcome === "unspecified") return prev;
+  const success = call.outcome === "succeeded";
+  const circuit = success
     ? recordSuccess(prev.circuit ?? CLOSED_CIRCUIT)
     : recordFailure(prev.circuit ?? CLOSED_CIRCUIT, nowMs);
   const successByModel = new Map(prev.successByModel ?? []);
   successByModel.set(
     call.model,
-    recordOutcome(successByModel.get(call.model) ?? NO_SUCCESS_SAMPLES, call.success),
+    recordOutcome(successByModel.get(call.model) ?? NO_SUCCESS_SAMPLES, success),
   );
   const latencyEmaMs =
-    call.success && call.latencyMs > 0 ? recordLatency(prev.latencyEmaMs, call.latencyMs) : prev.latencyEmaMs;
+    success && call.latencyMs > 0 ? recordLatency(prev.latencyEmaMs, call.latencyMs) : prev.latencyEmaMs;
   return { circuit, successByModel, ...(latencyEmaMs !== undefined ? { latencyEmaMs } : {}) };
 }

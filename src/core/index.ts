@@ -1,7 +1,7 @@
 // Public API of the pure call-time placement core (docs/rules/placement.md). No I/O, no clocks:
 // time (`nowMs`) and every observation come in as arguments.
 
-export type { CallResult, PromptReport, Refusal, RefusedCall } from "./call-policy.js";
+export type { CallOutcome, CallResult, PromptReport, Refusal, RefusedCall } from "./call-policy.js";
 export {
   afterRefusal,
   judgeTruncation,

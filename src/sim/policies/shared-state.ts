@@ -155,7 +155,8 @@ export class SharedStateModel {
       hm = new Map();
       this.health.set(agent, hm);
     }
-    hm.set(provider, learnFromCall(hm.get(provider), { model, success, latencyMs }, EPOCH_MS + this.now()));
+    const outcome = success ? "succeeded" : "failed";
+    hm.set(provider, learnFromCall(hm.get(provider), { model, outcome, latencyMs }, EPOCH_MS + this.now()));
   }
 
   writeOverlay(provider: string, model: string, footprintMiB: number): void {
