@@ -6,10 +6,10 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
-  CallOutcome as ReleaseOutcome,
   type Placement,
   type Refusal,
   Refusal_Reason,
+  CallOutcome as ReleaseOutcome,
   ReleaseRequestSchema,
   SchedulerService,
   type WaitRequestSchema,

@@ -53,6 +53,16 @@ function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number):
       });
     case "model-too-large":
       return new ProxyError(507, "model-too-large", r.message, { model: r.model });
+    case "model-unknown":
+      return new ProxyError(404, "model-not-found", r.message, { model: r.model });
+    case "provider-unavailable":
+      return new ProxyError(
+        503,
+        "provider-unavailable",
+        r.message,
+        { model: r.model, waited_ms: Math.round(waitedMs) },
+        { "retry-after": String(settings.retryAfterS) },
+      );
     default:
       return new ProxyError(
         503,

@@ -9,6 +9,7 @@ export type ProxyReason =
   | "prompt-too-large"
   | "model-too-large"
   | "gpu-busy"
+  | "provider-unavailable"
   | "provider-busy"
   | "provider-failure"
   | "timeout"

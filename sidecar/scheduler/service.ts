@@ -133,6 +133,8 @@ const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
   "gpu-busy": Refusal_Reason.GPU_BUSY,
   "model-too-large": Refusal_Reason.MODEL_TOO_LARGE,
   "prompt-too-large": Refusal_Reason.PROMPT_TOO_LARGE,
+  "provider-unavailable": Refusal_Reason.PROVIDER_UNAVAILABLE,
+  "model-unknown": Refusal_Reason.MODEL_UNKNOWN,
 };
 
 export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSchema> {

@@ -130,6 +130,11 @@ export interface CallResult {
   outcome: CallOutcome;
   /** The call's latency (ms); 0 = not measured. */
   latencyMs: number;
+  /** Of that, the engine's load time (ms); 0 or absent = warm or unknown. */
+  loadMs?: number;
+  /** The model's footprint (MiB), to learn the load rate from a cold call. */
+  footprintMiB?: number;
+  coldLoad?: boolean;
 }
 
 /**
@@ -155,5 +160,24 @@ export function learnFromCall(
   );
   const latencyEmaMs =
     success && call.latencyMs > 0 ? recordLatency(prev.latencyEmaMs, call.latencyMs) : prev.latencyEmaMs;
-  return { circuit, successByModel, ...(latencyEmaMs !== undefined ? { latencyEmaMs } : {}) };
+  const next: ProviderHealth = {
+    circuit,
+    successByModel,
+    ...(latencyEmaMs !== undefined ? { latencyEmaMs } : {}),
+  };
+  const loadMs = call.loadMs !== undefined && call.loadMs > 0 ? call.loadMs : 0;
+  let serviceByModel = prev.serviceByModel;
+  if (success && call.latencyMs > 0) {
+    const m = new Map(serviceByModel ?? []);
+    m.set(call.model, recordLatency(m.get(call.model), Math.max(0, call.latencyMs - loadMs)) ?? 0);
+    serviceByModel = m;
+  }
+  if (serviceByModel !== undefined) next.serviceByModel = serviceByModel;
+  let loadMiBPerS = prev.loadMiBPerS;
+  const F = call.footprintMiB ?? 0;
+  if (success && call.coldLoad === true && loadMs > 0 && F > 0) {
+    loadMiBPerS = recordLatency(loadMiBPerS, F / (loadMs / 1000));
+  }
+  if (loadMiBPerS !== undefined) next.loadMiBPerS = loadMiBPerS;
+  return next;
 }

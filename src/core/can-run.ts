@@ -2,7 +2,7 @@
 // models take right now (that is busy, not too small). Used to tell prompt-too-large and
 // model-too-large apart from gpu-busy (docs/rules/placement.md §3).
 import { isWarm } from "./feasibility.js";
-import type { ProviderView, SnapshotIndex } from "./snapshot.js";
+import { lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
 
 /**
  * True when the model is warm on the provider, or the provider's total is known and its
@@ -11,6 +11,7 @@ import type { ProviderView, SnapshotIndex } from "./snapshot.js";
  */
 export function couldHold(ix: SnapshotIndex, v: ProviderView, model: string): boolean {
   if (isWarm(v, model)) return true;
+  if (!lists(v, model)) return false;
   const occ = ix.occupancy(model);
   return v.totalKnown && occ.known && occ.mib <= v.usable;
 }

@@ -80,6 +80,12 @@ export const LOAD_MIB_PER_S = 1024;
 export const UNLOAD_S = 1;
 /** Weight of recent use + prediction in a victim's expected reloads. */
 export const RELOAD_RECENT_WEIGHT = 0.5;
+/**
+ * A resident copy that agents wait for is not unloaded (by the time policy) for a model with no
+ * more waiters until it has been resident this many of its own load times: switching a card
+ * between two busy models then spends at most 1/(1 + this) of its time loading.
+ */
+export const MIN_RESIDENCY_LOADS = 3;
 /** Idle residents considered as victims per pass, least needed first. */
 export const MAX_VICTIMS_CONSIDERED = 10;
 

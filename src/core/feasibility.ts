@@ -14,7 +14,7 @@
 import { holds } from "./context-fit.js";
 import type { IneligibleReason } from "./eligibility.js";
 import type { Occupancy } from "./occupancy.js";
-import { contextAt, type ProviderView } from "./snapshot.js";
+import { contextAt, lists, type ProviderView } from "./snapshot.js";
 
 export type InfeasibleReason =
   | IneligibleReason
@@ -24,6 +24,8 @@ export type InfeasibleReason =
   | "unknown-occupancy"
   /** F > usable: the card can never hold it. */
   | "exceeds-usable"
+  /** The provider publishes its on-disk models and this one is not among them. */
+  | "not-on-disk"
   /** F ≤ usable but other models (resident or loading) take the room. */
   | "no-room"
   | "context-too-small";
@@ -37,9 +39,25 @@ export function committedMiB(v: ProviderView): number {
   return v.residentSum + v.loadingSum - v.credit;
 }
 
+/** Models counted against the engine's loaded-model limit: resident or loading, less planned victims. */
+export function loadedCount(v: ProviderView): number {
+  let n = v.resident.size + v.loading.size;
+  for (const m of v.plannedVictims) if (v.resident.has(m)) n--;
+  return n;
+}
+
 /** Whether a cold load of F MiB fits on the provider now (known total and F assumed). */
 export function coldFits(v: ProviderView, footprintMiB: number): boolean {
+  if (v.maxLoaded > 0 && loadedCount(v) >= v.maxLoaded) return false; // the engine would evict by itself
   return footprintMiB <= v.usable && footprintMiB + committedMiB(v) <= v.usable;
+}
+
+/** What a cold load of F MiB must free first: MiB, and how many models (the engine's limit). */
+export function roomNeeded(v: ProviderView, footprintMiB: number): { mib: number; models: number } {
+  return {
+    mib: footprintMiB + committedMiB(v) - v.usable,
+    models: v.maxLoaded > 0 ? loadedCount(v) + 1 - v.maxLoaded : 0,
+  };
 }
 
 /** Warm on this provider: resident or loading, and not planned for unload by a live ticket. */
@@ -56,6 +74,7 @@ export function vramVerdict(v: ProviderView, model: string, occ: Occupancy): Vra
   if (v.ineligible !== undefined) return v.ineligible;
   if (v.loading.has(model)) return "loading";
   if (v.resident.has(model)) return v.plannedVictims.has(model) ? "planned-unload" : "warm";
+  if (!lists(v, model)) return "not-on-disk";
   if (!v.totalKnown) return "unknown-total";
   if (!occ.known) return "unknown-occupancy";
   if (occ.mib > v.usable) return "exceeds-usable";

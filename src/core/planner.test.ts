@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Candidate } from "./candidates.js";
 import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
 import { type ModelDemand, NO_DEMAND } from "./demand.js";
-import { decide, type PlanRequest } from "./planner.js";
-import type { PlacementSnapshot, ProviderHealth } from "./snapshot.js";
+import { decide as decideBy, type PlanRequest } from "./planner.js";
+import type { PlacementSnapshot, PlannerOptions, ProviderHealth } from "./snapshot.js";
 import {
   iso,
   provider,
@@ -14,6 +14,11 @@ import {
   T0,
   ticket,
 } from "./test-fixtures.js";
+
+// These are the rules of Kubemoot's weighted cost (KUBEMOOT_POLICY=kubemoot); the default
+// policy, by expected seconds, has its own tests (time-policy.test.ts).
+const decide = (snap: PlacementSnapshot, r: PlanRequest, o: Partial<PlannerOptions> = {}) =>
+  decideBy(snap, r, { policy: "kubemoot", ...o });
 
 const Q8 = "qwen3:8b";
 const Q14 = "qwen3:14b";
@@ -174,9 +179,32 @@ describe("§5 planner steps", () => {
   });
 
   it("unknown occupancy never places a cold load", () => {
-    const s = snapshot({ providers: [card("a", 81920)] });
+    // A provider that publishes no on-disk catalog may have the model: wait for memory.
+    const s = snapshot({ providers: [card("a", 81920, { availableModelFootprintsMiB: {} })] });
     expect(decide(s, req({ candidates: cands(["mystery-model", 80]) }))).toMatchObject({
       kind: "wait-for-memory",
+    });
+  });
+
+  it("a model no provider has (loaded or on disk) is refused as unknown at once, naming it", () => {
+    const s = snapshot({ providers: [card("a", 81920), card("b", RTX_4090_MIB)] });
+    for (const model of ["mystery-model", "nosuch:1b"]) {
+      const d = decide(s, req({ candidates: cands([model, 80]) }));
+      expect(d).toMatchObject({ kind: "refuse", reason: "model-unknown", model });
+      if (d.kind === "refuse") expect(d.message).toContain(`"${model}"`);
+    }
+  });
+
+  it("a cold load goes only where the model is on disk", () => {
+    const onlyB = snapshot({
+      providers: [
+        card("a", RTX_5090_MIB, { availableModelFootprintsMiB: { "other:1b": 900 } }),
+        card("b", RTX_4090_MIB),
+      ],
+    });
+    expect(decide(onlyB, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      provider: "b",
     });
   });
 

@@ -8,13 +8,14 @@
 import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.js";
 import { holds } from "./context-fit.js";
 import { costOf } from "./cost.js";
-import { committedMiB, vramVerdict } from "./feasibility.js";
+import { roomNeeded, vramVerdict } from "./feasibility.js";
 import { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "./queue-or-unload.js";
 import { compareRanked, type Ranked } from "./ranking.js";
 import { classifyRefusal, gpuBusyMessage, noCandidateMessage, type RefusalReason } from "./refusal.js";
 import {
   contextAt,
   indexSnapshot,
+  lists,
   oldestClaimedMs,
   type PlacementSnapshot,
   type PlannerOptions,
@@ -22,6 +23,7 @@ import {
   type SnapshotIndex,
 } from "./snapshot.js";
 import { successRateValue } from "./success-rate.js";
+import { planByTime } from "./time-policy.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 /** Call phases: "triage" places only its bound model and never waits. */
@@ -43,6 +45,11 @@ export interface PlanRequest {
   generousPromptTokens?: number;
   /** Default "mulling". */
   phase?: Phase;
+  /**
+   * A call that must not queue behind others (a coordinator's advisory or synthesis call):
+   * never placed on a copy without a free slot, never told to queue. Triage never queues either.
+   */
+  cannotWait?: boolean;
   /** Carried for callers; the context filter is about the prompt only (docs/rules/placement.md §3). */
   maxOutputTokens?: number;
   /** Extra cost terms (points), e.g. CrewSchedulingPolicy biases; added to the weighted cost. */
@@ -219,7 +226,13 @@ function bestWarm(
 }
 
 /** Step 4: every eligible provider, warm or cold-feasible, context holding; lowest cost. */
-function bestFull(ix: SnapshotIndex, model: string, prompt: number, bias: Bias): Option | undefined {
+function bestFull(
+  ix: SnapshotIndex,
+  model: string,
+  prompt: number,
+  bias: Bias,
+  mayQueue: boolean,
+): Option | undefined {
   const occ = ix.occupancy(model);
   const F = occ.known ? occ.mib : 0;
   let top: Option | undefined;
@@ -229,6 +242,7 @@ function bestFull(ix: SnapshotIndex, model: string, prompt: number, bias: Bias):
     if (verdict !== "warm" && verdict !== "loading" && verdict !== "cold") continue;
     if (!holds(contextAt(v, model), prompt)) continue;
     const warm = verdict !== "cold";
+    if (warm && !mayQueue && !hasFreeSlot(v, model)) continue; // it would queue at the engine
     top = consider(top, v, model, F, warm, costAt(ix, v, model, F, warm, bias));
   }
   return top;
@@ -284,11 +298,16 @@ function bestUnload(ix: SnapshotIndex, model: string, prompt: number): UnloadPic
   const F = occ.mib;
   let top: UnloadPick | undefined;
   for (const v of ix.providers) {
-    if (v.ineligible !== undefined || !v.totalKnown || F > v.usable) continue;
+    if (v.ineligible !== undefined || !v.totalKnown || F > v.usable || !lists(v, model)) continue;
     if (v.resident.has(model) || v.loading.has(model)) continue; // warm, or being unloaded
     if (!holds(contextAt(v, model), prompt)) continue;
-    const need = F + committedMiB(v) - v.usable;
-    const victims = chooseVictims(idleResidents(v, model, ix.demand), need, ix.options.maxVictimsConsidered);
+    const need = roomNeeded(v, F);
+    const victims = chooseVictims(
+      idleResidents(v, model, ix.demand),
+      need.mib,
+      ix.options.maxVictimsConsidered,
+      need.models,
+    );
     if (victims === undefined || victims.length === 0) continue;
     const costS = unloadCostS(F, victims);
     if (top === undefined || costS < top.costS || (costS === top.costS && v.name < top.view.name)) {
@@ -315,6 +334,11 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   }
   const prompt = cleanPrompt(req.promptTokens);
   const bias = req.costBias;
+  const mayQueue = !triage && req.cannotWait !== true;
+
+  if (ix.options.policy === "time") {
+    return planByTime(ix, { acceptable, prompt, mayQueue }) ?? noClaim(ix, req, acceptable, prompt, triage);
+  }
 
   const s1 = bestWarm(ix, preferred.model, prompt, true, bias);
   if (s1 !== undefined) return claim(s1, false, 1);
@@ -325,11 +349,11 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   }
 
   for (const c of acceptable) {
-    const s3 = bestWarm(ix, c.model, prompt, false, bias, ix.loadingAt);
+    const s3 = bestWarm(ix, c.model, prompt, !mayQueue, bias, ix.loadingAt);
     if (s3 !== undefined) return claim(s3, false, 3);
   }
 
-  const s4 = bestFull(ix, preferred.model, prompt, bias);
+  const s4 = bestFull(ix, preferred.model, prompt, bias, mayQueue);
   if (s4 !== undefined) return claim(s4, !s4.warm, 4);
 
   const q = bestQueue(ix, acceptable, prompt);
@@ -353,7 +377,7 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
     };
   }
   if (choice === "queue" && q !== undefined) {
-    if (triage) {
+    if (!mayQueue) {
       return {
         kind: "refuse",
         reason: "gpu-busy",
@@ -373,12 +397,27 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
     return out;
   }
 
+  return noClaim(ix, req, acceptable, prompt, !mayQueue);
+}
+
+/**
+ * Nothing to claim and no copy to queue at: a classified refusal, or a wait for memory. A
+ * prompt too large by its estimate is planned again by its generous count first.
+ */
+function noClaim(
+  ix: SnapshotIndex,
+  req: PlanRequest,
+  acceptable: readonly Candidate[],
+  prompt: number,
+  neverWaits: boolean,
+): Decision {
+  const preferred = acceptable[0]!;
   const r = classifyRefusal(ix, acceptable, prompt);
   const generous = cleanPrompt(req.generousPromptTokens);
   if (r.reason === "prompt-too-large" && generous > 0 && generous < prompt) {
     return plan(ix, { ...req, promptTokens: generous, generousPromptTokens: 0 });
   }
-  if (r.reason !== "gpu-busy" || triage) {
+  if (r.reason !== "gpu-busy" || neverWaits) {
     return {
       kind: "refuse",
       reason: r.reason,

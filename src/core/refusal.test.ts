@@ -33,12 +33,33 @@ describe("§3 refusal classification", () => {
     );
     expect(r.reason).toBe("gpu-busy");
   });
-  it("stale providers do not count; not-ready ones do (they may come back)", () => {
+  it("stale providers do not count; not-ready ones do (they may come back), as unavailable, not busy", () => {
     const stale = provider("s", { totalVramMiB: 81920, lastProbedAt: iso(T0 - 3_600_000) });
     const small = provider("a", { totalVramMiB: RTX_4090_MIB });
     expect(classifyRefusal(ix(stale, small), only("llama3:70b"), 0).reason).toBe("model-too-large");
     const down = provider("d", { totalVramMiB: 81920, ready: false });
-    expect(classifyRefusal(ix(down, small), only("llama3:70b"), 0).reason).toBe("gpu-busy");
+    expect(classifyRefusal(ix(down, small), only("llama3:70b"), 0).reason).toBe("provider-unavailable");
+  });
+  it("a breaker-open or unreachable provider is never reported as busy", () => {
+    const big = provider("big", { totalVramMiB: 81920 });
+    const open = indexSnapshot(
+      snapshot({
+        providers: [big],
+        health: new Map([["big", { circuit: { failuresMs: [], openUntilMs: T0 + 60_000 } }]]),
+      }),
+    );
+    expect(classifyRefusal(open, only("llama3:70b"), 0).reason).toBe("provider-unavailable");
+    const probed = provider("big", { totalVramMiB: 81920, lastProbedAt: iso(T0 - 5_000) });
+    const suspect = indexSnapshot(
+      snapshot({ providers: [probed], suspects: new Map([["big", T0 - 1_000]]) }),
+    );
+    expect(suspect.byName.get("big")?.ineligible).toBe("unreachable");
+    expect(classifyRefusal(suspect, only("llama3:70b"), 0).reason).toBe("provider-unavailable");
+    // A probe newer than the suspicion clears it.
+    const cleared = indexSnapshot(
+      snapshot({ providers: [probed], suspects: new Map([["big", T0 - 10_000]]) }),
+    );
+    expect(cleared.byName.get("big")?.ineligible).toBeUndefined();
   });
   it("prompt-too-large only when some provider could hold an acceptable model", () => {
     const p = provider("a", { totalVramMiB: RTX_4090_MIB, contextLength: 2048 });

@@ -4,9 +4,27 @@ import { couldHold } from "./can-run.js";
 import type { Candidate } from "./candidates.js";
 import { holds } from "./context-fit.js";
 import { isWarm } from "./feasibility.js";
-import { contextAt, type SnapshotIndex } from "./snapshot.js";
+import { contextAt, lists, type SnapshotIndex } from "./snapshot.js";
 
-export type RefusalReason = "gpu-busy" | "model-too-large" | "prompt-too-large";
+export type RefusalReason =
+  | "gpu-busy"
+  | "model-too-large"
+  | "prompt-too-large"
+  | "provider-unavailable"
+  | "model-unknown";
+
+/** Up to 200 printable characters of a name a caller sent, for quoting it in a sentence. */
+export function quoteName(name: string): string {
+  let out = "";
+  let n = 0;
+  for (const ch of name) {
+    if (n >= 200) return `${out}…`;
+    const code = ch.codePointAt(0) ?? 0;
+    out += code < 0x20 || (code >= 0x7f && code < 0xa0) ? "?" : ch;
+    n++;
+  }
+  return out;
+}
 
 export function gpuBusyMessage(model: string): string {
   return (
@@ -30,6 +48,20 @@ export function promptTooLargeMessage(model: string, promptTokens: number, large
   );
 }
 
+export function providerUnavailableMessage(model: string): string {
+  return (
+    `No GPU server that can run ${model || "the requested model"} is reachable and healthy right now ` +
+    "(down, not ready, or failing). That is an outage, not the cluster's capacity: try again in a few seconds."
+  );
+}
+
+export function modelUnknownMessage(model: string): string {
+  return (
+    `No GPU server here has the model "${quoteName(model)}" (loaded or on disk), so none can load it. ` +
+    "Check the name, or add it to the fleet (a Model and a provider that serves it)."
+  );
+}
+
 export function noCandidateMessage(): string {
   return "No candidate model was given and none is configured for this agent, so nothing can be placed.";
 }
@@ -44,12 +76,17 @@ export interface RefusalClass {
 
 /**
  * Classifies a request that found neither a claim nor a copy to queue at. Over the
- * non-stale providers (not-ready and open-circuit ones included: they may come back):
+ * non-stale providers (not-ready, unreachable and open-circuit ones included: they may come
+ * back):
  * - prompt-too-large: some provider could hold an acceptable model in VRAM (warm there, or
  *   known total with usable ≥ occ), and every such pair has a known context below the prompt;
+ * - model-unknown: every non-stale provider publishes its on-disk models and none has the
+ *   preferred one (loaded, on disk or loading);
  * - model-too-large: the preferred's occupancy is known, it is warm nowhere, at least one
  *   provider has a known total, and no provider with a known total has usable ≥ occ;
- * - gpu-busy otherwise.
+ * - provider-unavailable: some provider (stale ones included) could serve an acceptable model
+ *   with the prompt, but none of those is eligible now;
+ * - gpu-busy otherwise: the providers that could serve are up, and full.
  * prompt-too-large is checked first: it is the one that must never fall back to an endpoint.
  */
 export function classifyRefusal(
@@ -64,8 +101,21 @@ export function classifyRefusal(
   let knownTotals = 0;
   let largestUsable = 0;
   let preferredWarm = false;
+  let fresh = 0;
+  let catalogsKnown = 0;
+  let preferredListed = false;
+  let servableUp = 0;
+  let servableDown = 0;
   for (const v of ix.providers) {
+    const servable = acceptable.some(
+      (c) => couldHold(ix, v, c.model) && holds(contextAt(v, c.model), promptTokens),
+    );
+    if (servable && v.ineligible === undefined) servableUp++;
+    else if (servable) servableDown++;
     if (v.ineligible === "stale") continue;
+    fresh++;
+    if (v.catalog !== undefined) catalogsKnown++;
+    if (v.catalog?.has(preferred) || isWarm(v, preferred)) preferredListed = true;
     if (v.totalKnown) {
       knownTotals++;
       largestUsable = Math.max(largestUsable, v.usable);
@@ -86,6 +136,9 @@ export function classifyRefusal(
       largestContext,
     };
   }
+  if (preferred !== "" && fresh > 0 && catalogsKnown === fresh && !preferredListed) {
+    return { reason: "model-unknown", message: modelUnknownMessage(preferred), largestContext };
+  }
   const occ = ix.occupancy(preferred);
   if (occ.known && !preferredWarm && knownTotals > 0 && largestUsable < occ.mib) {
     return {
@@ -93,6 +146,9 @@ export function classifyRefusal(
       message: modelTooLargeMessage(preferred, occ.mib, largestUsable),
       largestContext,
     };
+  }
+  if (servableUp === 0 && servableDown > 0) {
+    return { reason: "provider-unavailable", message: providerUnavailableMessage(preferred), largestContext };
   }
   return { reason: "gpu-busy", message: gpuBusyMessage(preferred), largestContext };
 }

@@ -25,6 +25,11 @@ export interface ProviderState {
   contextLength: number;
   /** Loaded models' context windows from /api/ps context_length. */
   loadedModelContextLengths: Record<string, number>;
+  /**
+   * Our extension: how many models the engine keeps loaded at once (OLLAMA_MAX_LOADED_MODELS);
+   * absent or 0 = no limit known. A load past it would make the engine evict on its own.
+   */
+  maxLoadedModels?: number;
 }
 
 /** Value of `kubemoot_provider_tickets/<provider>__<ticketId>`. */

@@ -19,7 +19,17 @@ export interface ProviderHealth {
   latencyEmaMs?: number;
   /** Success rate of calls per model on this provider. */
   successByModel?: ReadonlyMap<string, SuccessRate>;
+  /** Per model, the EMA of a call's time without its load (ms): what a slot is busy for. */
+  serviceByModel?: ReadonlyMap<string, number>;
+  /** EMA of the load rate measured on cold loads here (MiB/s). */
+  loadMiBPerS?: number;
 }
+
+/**
+ * "time" (the default): choose by expected seconds until the call finishes; "kubemoot": the
+ * weighted cost and its five steps (docs/rules/placement.md §4, §5).
+ */
+export type PlacementPolicy = "time" | "kubemoot";
 
 /** Everything one decision reads. */
 export interface PlacementSnapshot {
@@ -33,12 +43,18 @@ export interface PlacementSnapshot {
   health?: ReadonlyMap<string, ProviderHealth>;
   /** Model.spec.vramMib per model name, when declared (MiB). */
   declaredVramMiB?: ReadonlyMap<string, number>;
+  /**
+   * Providers a sidecar found unreachable (a refused or reset connection), with when (epoch
+   * ms): ineligible until a probe newer than that.
+   */
+  suspects?: ReadonlyMap<string, number>;
   /** The decision's clock (epoch ms). */
   nowMs: number;
 }
 
 /** Knobs of the planner; every default comes from constants.ts. */
 export interface PlannerOptions {
+  policy: PlacementPolicy;
   weights: CostWeights;
   /** Call time assumed without a latency EMA (s). */
   defaultCallTimeS: number;
@@ -48,6 +64,7 @@ export interface PlannerOptions {
 }
 
 export const DEFAULT_PLANNER_OPTIONS: PlannerOptions = Object.freeze({
+  policy: "time" as PlacementPolicy,
   weights: DEFAULT_COST_WEIGHTS,
   defaultCallTimeS: DEFAULT_CALL_TIME_S,
   maxVictimsConsidered: MAX_VICTIMS_CONSIDERED,
@@ -82,6 +99,8 @@ export interface ProviderView {
   readonly usable: number;
   /** Parallel slots per model, at least 1. */
   readonly slots: number;
+  /** Models the engine keeps loaded at once; 0 = no known limit. */
+  readonly maxLoaded: number;
   /** Resident models (published footprint or overlay, the larger), MiB. */
   readonly resident: ReadonlyMap<string, number>;
   readonly residentSum: number;
@@ -101,10 +120,26 @@ export interface ProviderView {
   readonly byModel: ReadonlyMap<string, ModelTickets>;
   readonly latencyEmaMs: number | undefined;
   readonly successByModel: ReadonlyMap<string, SuccessRate> | undefined;
+  /** Per model, the service-time EMA without loads (ms), from this sidecar's calls. */
+  readonly serviceByModel: ReadonlyMap<string, number> | undefined;
+  /** Measured load rate (MiB/s); undefined before any cold load was measured here. */
+  readonly loadMiBPerS: number | undefined;
+  /** Per resident model, when its residency overlay was written (epoch ms): about when it loaded. */
+  readonly residentSince: ReadonlyMap<string, number>;
   /** Loaded copies' context windows (/api/ps context_length), tokens. */
   readonly loadedContexts: ReadonlyMap<string, number>;
   /** The provider's per-request context (OLLAMA_CONTEXT_LENGTH), tokens; undefined unknown. */
   readonly configuredContext: number | undefined;
+  /**
+   * The models this provider can run: on disk (/api/tags), resident or loading. Undefined when
+   * it publishes no on-disk catalog: then any model may be there.
+   */
+  readonly catalog: ReadonlySet<string> | undefined;
+}
+
+/** Whether the provider has the model (on disk, resident or loading), or may have it. */
+export function lists(v: ProviderView, model: string): boolean {
+  return v.catalog === undefined || v.catalog.has(model);
 }
 
 /**
@@ -193,7 +228,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
   for (const name of names) {
     const state = states.get(name)!;
     const health = snap.health?.get(name);
-    const ineligible = ineligibility(state, health?.circuit, nowMs, opts.staleMs);
+    const ineligible = ineligibility(state, health?.circuit, nowMs, opts.staleMs, snap.suspects?.get(name));
 
     const resident = new Map<string, number>();
     let publishedSum = 0;
@@ -205,9 +240,15 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       if (ineligible !== "stale" && mib > (observed.get(model) ?? 0)) observed.set(model, mib);
     }
     for (const model of state.loadedModels ?? []) if (!resident.has(model)) resident.set(model, 0);
+    let since: Map<string, number> | undefined;
     for (const r of overlaysBy.get(name) ?? []) {
       if (!overlayCurrent(state, r)) continue;
       resident.set(r.modelName, Math.max(resident.get(r.modelName) ?? 0, pos(r.modelFootprintMiB)));
+      const at = pos(r.writtenAt);
+      if (at > 0) {
+        since ??= new Map();
+        since.set(r.modelName, Math.max(since.get(r.modelName) ?? 0, at));
+      }
     }
     let residentSum = 0;
     for (const mib of resident.values()) residentSum += mib;
@@ -258,6 +299,17 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     }
     const configured = pos(state.contextLength);
 
+    let catalog: Set<string> | undefined;
+    const onDisk = state.availableModelFootprintsMiB;
+    if (onDisk !== undefined && onDisk !== null) {
+      for (const model in onDisk) {
+        catalog ??= new Set(resident.keys());
+        catalog.add(model);
+      }
+    }
+    if (catalog !== undefined && loading !== undefined)
+      for (const model of loading.keys()) catalog.add(model);
+
     const usable = usableMiB(state.totalVramMiB);
     const view: ProviderView = {
       name,
@@ -266,6 +318,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       totalKnown: pos(state.totalVramMiB) > 0,
       usable,
       slots: Math.max(1, Math.floor(pos(state.maxParallel))),
+      maxLoaded: Math.floor(pos(state.maxLoadedModels)),
       resident,
       residentSum,
       publishedSum,
@@ -278,8 +331,12 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       byModel: byModel ?? EMPTY_TICKETS,
       latencyEmaMs: health?.latencyEmaMs,
       successByModel: health?.successByModel,
+      serviceByModel: health?.serviceByModel,
+      loadMiBPerS: health?.loadMiBPerS,
+      residentSince: since ?? EMPTY_NUMBERS,
       loadedContexts: loadedContexts ?? EMPTY_NUMBERS,
       configuredContext: configured > 0 ? configured : undefined,
+      catalog,
     };
     providers.push(view);
     byName.set(name, view);

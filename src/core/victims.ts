@@ -31,16 +31,21 @@ export function idleResidents(
 }
 
 /**
- * The fewest of `pool` (already in least-needed order) whose footprints sum to ≥ need;
- * among equally few, the first combination in that order (lexicographic by position).
+ * The fewest of `pool` (already in least-needed order), at least `minCount`, whose footprints
+ * sum to ≥ need; among equally few, the first combination in that order (lexicographic by
+ * position).
  */
-function fewestFirst(pool: readonly VictimCandidate[], needMiB: number): VictimCandidate[] | undefined {
+function fewestFirst(
+  pool: readonly VictimCandidate[],
+  needMiB: number,
+  minCount: number,
+): VictimCandidate[] | undefined {
   // The minimum count: take the largest first until the need is met.
   const sizes = pool.map((c) => c.footprintMiB).sort((a, b) => b - a);
   let k = 0;
   let sum = 0;
-  while (sum < needMiB && k < sizes.length) sum += sizes[k++]!;
-  if (sum < needMiB) return undefined;
+  while ((sum < needMiB || k < minCount) && k < sizes.length) sum += sizes[k++]!;
+  if (sum < needMiB || k < minCount) return undefined;
   const pick: number[] = [];
   const search = (start: number, acc: number): boolean => {
     if (pick.length === k) return acc >= needMiB;
@@ -55,19 +60,20 @@ function fewestFirst(pool: readonly VictimCandidate[], needMiB: number): VictimC
 }
 
 /**
- * Victims freeing at least `needMiB`, or undefined when the idle residents cannot. A need
- * of 0 or less needs no victim ([]).
+ * Victims freeing at least `needMiB` and at least `minCount` models (the engine's loaded-model
+ * limit), or undefined when the idle residents cannot. No need at all needs no victim ([]).
  */
 export function chooseVictims(
   idle: readonly VictimCandidate[],
   needMiB: number,
   maxConsidered = MAX_VICTIMS_CONSIDERED,
+  minCount = 0,
 ): VictimCandidate[] | undefined {
-  if (!(needMiB > 0)) return [];
+  if (!(needMiB > 0) && !(minCount > 0)) return [];
   const ordered = [...idle].sort((a, b) => compareLeastNeeded(a.model, a.demand, b.model, b.demand));
   const unwaited = ordered.filter((c) => (c.demand?.waiters ?? 0) === 0);
-  const first = fewestFirst(unwaited.slice(0, maxConsidered), needMiB);
+  const first = fewestFirst(unwaited.slice(0, maxConsidered), needMiB, minCount);
   if (first !== undefined) return first;
   if (unwaited.length === ordered.length) return undefined;
-  return fewestFirst(ordered.slice(0, maxConsidered), needMiB);
+  return fewestFirst(ordered.slice(0, maxConsidered), needMiB, minCount);
 }

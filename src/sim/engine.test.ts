@@ -79,7 +79,13 @@ describe("simulate", () => {
       ] as const) {
         expect(Number.isFinite(m[k]), `${m.policy} ${k}`).toBe(true);
       }
-      expect(Object.keys(m.stand_asides).sort()).toEqual(["gpu-busy", "model-too-large", "prompt-too-large"]);
+      expect(Object.keys(m.stand_asides).sort()).toEqual([
+        "gpu-busy",
+        "model-too-large",
+        "model-unknown",
+        "prompt-too-large",
+        "provider-unavailable",
+      ]);
       expect(
         m.completed + m.dropped + m.unfinished + Object.values(m.stand_asides).reduce((a, b) => a + b, 0),
       ).toBe(calls);
@@ -93,7 +99,13 @@ describe("simulate", () => {
   it("baselines send the preferred model only and never refuse a model that fits", () => {
     for (const policy of POLICIES.filter((p) => p !== "ours")) {
       const r = simulate({ scenario: homelab(), policy, seed: 2, record: true });
-      expect(r.metrics.stand_asides).toEqual({ "gpu-busy": 0, "model-too-large": 0, "prompt-too-large": 0 });
+      expect(r.metrics.stand_asides).toEqual({
+        "gpu-busy": 0,
+        "model-too-large": 0,
+        "prompt-too-large": 0,
+        "provider-unavailable": 0,
+        "model-unknown": 0,
+      });
       for (const c of r.calls!) if (c.outcome === "done") expect(c.model).toBe(c.preferred);
     }
   });

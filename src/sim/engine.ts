@@ -3,13 +3,13 @@
 // reports what happened (./recorder.ts).
 import { BaselinePolicy } from "./policies/baselines.js";
 import { OursPolicy } from "./policies/ours.js";
-import type { SimOptions, SimResult } from "./types.js";
+import { runsPlanner, type SimOptions, type SimResult } from "./types.js";
 import { World } from "./world.js";
 
 export * from "./types.js";
 
 export function simulate(opts: SimOptions): SimResult {
   const world = new World(opts);
-  const policy = opts.policy === "ours" ? new OursPolicy(world) : new BaselinePolicy(world, opts.policy);
+  const policy = runsPlanner(opts.policy) ? new OursPolicy(world) : new BaselinePolicy(world, opts.policy);
   return world.run(policy);
 }

@@ -30,6 +30,8 @@ export class Recorder {
     "gpu-busy": 0,
     "model-too-large": 0,
     "prompt-too-large": 0,
+    "provider-unavailable": 0,
+    "model-unknown": 0,
   };
   private lastDoneMs = 0;
 

@@ -12,8 +12,24 @@ import type { UnloadCause } from "./ollama.js";
 import type { Scenario, ScenarioAgent } from "./scenarios.js";
 import type { Discussion, Turn } from "./workload.js";
 
-export type PolicyName = "ours" | "static" | "round-robin" | "least-busy" | "random";
-export const POLICIES: readonly PolicyName[] = ["ours", "static", "round-robin", "least-busy", "random"];
+/**
+ * "ours" is the sidecar's default policy (expected seconds), "kubemoot" the sidecar run with
+ * KUBEMOOT_POLICY=kubemoot (the weighted cost); the rest are baselines.
+ */
+export type PolicyName = "ours" | "kubemoot" | "static" | "round-robin" | "least-busy" | "random";
+export const POLICIES: readonly PolicyName[] = [
+  "ours",
+  "kubemoot",
+  "static",
+  "round-robin",
+  "least-busy",
+  "random",
+];
+
+/** The policies that run the sidecar's planner. */
+export function runsPlanner(p: PolicyName): p is "ours" | "kubemoot" {
+  return p === "ours" || p === "kubemoot";
+}
 
 export interface SimOptions {
   scenario: Scenario;
@@ -43,8 +59,8 @@ export interface SimOptions {
   /** OLLAMA_MAX_LOADED_MODELS of every GPU (0 = unlimited); default 3, Ollama's per-GPU default. */
   maxLoadedModels?: number;
   /**
-   * Experiment: also publish each GPU's OLLAMA_MAX_LOADED_MODELS as `maxLoadedModels` in its
-   * provider state (a field the core does not read today).
+   * Publish each GPU's OLLAMA_MAX_LOADED_MODELS as `maxLoadedModels` in its provider state, as
+   * the operator does when it knows it (default true; false measures a fleet where it is unknown).
    */
   publishMaxLoadedModels?: boolean;
   /** The wait's safety limit (s); default 90. */

@@ -113,15 +113,20 @@ export class World {
     return (m?.serviceMeanS ?? 0) * 1000 * call.turn.turn.calls[call.index]!.workFactor;
   }
 
-  /** Runs the call on `gpu`; `ended` runs first when it finishes (ok) or fails. */
-  runCall(call: CallState, gpu: SimOllama, model: string, ended: (ok: boolean) => void): void {
+  /** Runs the call on `gpu`; `ended` runs first when it finishes (with its result) or fails. */
+  runCall(
+    call: CallState,
+    gpu: SimOllama,
+    model: string,
+    ended: (ok: boolean, result?: JobResult) => void,
+  ): void {
     call.record.model = model;
     call.record.provider = gpu.name;
     gpu.run(
       model,
       this.serviceMs(call, model),
       (r) => {
-        ended(true);
+        ended(true, r);
         this.completed(call, r);
       },
       () => {

@@ -14,7 +14,7 @@ export class BaselinePolicy implements SimPolicy {
 
   constructor(
     private readonly w: World,
-    private readonly name: Exclude<PolicyName, "ours">,
+    private readonly name: Exclude<PolicyName, "ours" | "kubemoot">,
   ) {
     for (const g of w.gpus) this.inFlight.set(g.name, 0);
   }

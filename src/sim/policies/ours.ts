@@ -15,12 +15,14 @@ import {
   type Decision,
   GPU_WAIT_LIMIT_S,
   indexSnapshot,
+  type PlannerOptions,
   type PlanRequest,
   type ProviderState,
   plan,
   refusalOf,
   type SnapshotIndex,
 } from "../../core/index.js";
+import type { JobResult } from "../../emulator/index.js";
 import type { SimOllama } from "../ollama.js";
 import { type CallState, type CopyInfo, type DecisionRecord, EPOCH_MS, type TurnState } from "../types.js";
 import type { SimPolicy, World } from "../world.js";
@@ -43,6 +45,7 @@ export class OursPolicy implements SimPolicy {
   private readonly waitLimitMs: number;
   private readonly waiting = new Map<CallState, Waiting>();
   private readonly held = new Map<string, { ticketId: string; claimedAtMs: number }>();
+  private readonly plannerOptions: Partial<PlannerOptions>;
 
   constructor(private readonly w: World) {
     const o = w.o;
@@ -51,6 +54,7 @@ export class OursPolicy implements SimPolicy {
     const declared =
       (o.declareVram ?? true) ? new Map(w.sc.models.map((m) => [m.name, m.footprintMiB])) : undefined;
     this.state = new SharedStateModel(() => w.loop.now, o.overlayTtlMs ?? OVERLAY_TTL_MS, declared);
+    this.plannerOptions = { policy: o.policy === "kubemoot" ? "kubemoot" : "time", ...o.planner };
   }
 
   start(): void {
@@ -111,7 +115,7 @@ export class OursPolicy implements SimPolicy {
       promptTokens: call.turn.turn.calls[call.index]!.promptTokens,
     };
     const { ix, d } = this.w.recorder.timed(() => {
-      const ix = indexSnapshot(snap, this.w.o.planner);
+      const ix = indexSnapshot(snap, this.plannerOptions);
       const bias = this.w.o.costBias?.(ix);
       if (bias !== undefined) req.costBias = bias;
       return { ix, d: plan(ix, req) };
@@ -183,16 +187,31 @@ export class OursPolicy implements SimPolicy {
       gpu.unload(victim);
       this.state.dropOverlay(provider, victim);
     }
-    this.w.runCall(call, gpu, model, (ok) => this.release(call, provider, model, footprintMiB, ok));
+    this.w.runCall(call, gpu, model, (ok, r) => this.release(call, provider, model, footprintMiB, ok, r));
   }
 
-  private release(call: CallState, provider: string, model: string, footprintMiB: number, ok: boolean): void {
+  private release(
+    call: CallState,
+    provider: string,
+    model: string,
+    footprintMiB: number,
+    ok: boolean,
+    r: JobResult | undefined,
+  ): void {
     const held = this.held.get(call.id);
     if (held === undefined) return;
     this.held.delete(call.id);
     this.state.removeTicket(held.ticketId);
     const agent = call.turn.agent.id;
-    this.state.learn(agent, provider, model, ok, this.w.loop.now - held.claimedAtMs);
+    // As the proxy reports it: the whole call, and the engine's load time within it.
+    this.state.learn(agent, provider, {
+      model,
+      outcome: ok ? "succeeded" : "failed",
+      latencyMs: this.w.loop.now - held.claimedAtMs,
+      loadMs: r?.loadMs ?? 0,
+      footprintMiB,
+      coldLoad: r?.coldLoad ?? false,
+    });
     if (ok) {
       this.state.writeOverlay(provider, model, footprintMiB);
       this.state.recordUse(model, agent);
@@ -238,7 +257,7 @@ export class OursPolicy implements SimPolicy {
       contextLength: g.config.contextLength,
       loadedModelContextLengths: contexts,
     };
-    if (this.w.o.publishMaxLoadedModels) Object.assign(state, { maxLoadedModels: g.config.maxLoadedModels });
+    if (this.w.o.publishMaxLoadedModels ?? true) state.maxLoadedModels = g.config.maxLoadedModels;
     this.state.publish(
       state,
       this.w.gpus.map((x) => x.name),

@@ -5,6 +5,7 @@
 import {
   aggregateDemand,
   bumpRate,
+  type CallResult,
   type DemandEntry,
   INTENT_TTL_MS,
   learnFromCall,
@@ -149,14 +150,13 @@ export class SharedStateModel {
   }
 
   /** What a call that ran teaches its agent's sidecar (core's call policy). */
-  learn(agent: string, provider: string, model: string, success: boolean, latencyMs: number): void {
+  learn(agent: string, provider: string, call: CallResult): void {
     let hm = this.health.get(agent);
     if (hm === undefined) {
       hm = new Map();
       this.health.set(agent, hm);
     }
-    const outcome = success ? "succeeded" : "failed";
-    hm.set(provider, learnFromCall(hm.get(provider), { model, outcome, latencyMs }, EPOCH_MS + this.now()));
+    hm.set(provider, learnFromCall(hm.get(provider), call, EPOCH_MS + this.now()));
   }
 
   writeOverlay(provider: string, model: string, footprintMiB: number): void {
@@ -164,7 +164,7 @@ export class SharedStateModel {
     this.overlays.set(`${provider}\u0000${model}`, {
       // writtenAt as the sidecar writes it: core stops counting the overlay once a later probe
       // does not list the model.
-      residency: { provider, modelName: model, modelFootprintMiB: footprintMiB, writtenAt: now },
+      residency: { provider, modelName: model, modelFootprintMiB: footprintMiB, writtenAt: EPOCH_MS + now },
       writtenAtMs: now,
       expiresAtMs: now + this.overlayTtlMs,
     });

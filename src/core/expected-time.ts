@@ -1,0 +1,56 @@
+// Expected seconds, the currency of the default ("time") policy (docs/rules/placement.md §5):
+// how long a call would take to finish on an option — queueing for a slot, loading the model,
+// unloading others first — from what this sidecar measured (service times per model, the load
+// rate per provider) and the defaults before it has measured anything.
+import { DEFAULT_CALL_TIME_S, LOAD_MIB_PER_S, UNLOAD_S } from "./constants.js";
+import { expectedReloads, type ModelDemand } from "./demand.js";
+import { queueWaitS } from "./queue-or-unload.js";
+import { oldestClaimedMs, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+
+/** How long one call of `model` keeps a slot on `v` busy (s), loads excluded. */
+export function serviceS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  const ms = v.serviceByModel?.get(model) ?? v.latencyEmaMs;
+  if (ms !== undefined && Number.isFinite(ms) && ms >= 0) return ms / 1000;
+  return ix.options.defaultCallTimeS ?? DEFAULT_CALL_TIME_S;
+}
+
+/** Seconds to load `footprintMiB` on `v`, at its measured rate or the default. */
+export function loadS(v: ProviderView, footprintMiB: number): number {
+  const rate = v.loadMiBPerS !== undefined && v.loadMiBPerS > 0 ? v.loadMiBPerS : LOAD_MIB_PER_S;
+  return Math.max(0, footprintMiB) / rate;
+}
+
+/** Seconds until a slot of `model`'s copy on `v` frees (0 with a free slot). */
+export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  const mt = v.byModel.get(model);
+  return queueWaitS({
+    tickets: mt?.count ?? 0,
+    slots: v.slots,
+    oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
+    callTimeS: serviceS(ix, v, model),
+  });
+}
+
+/** Seconds left of a load in flight on `v` (its oldest ticket started it). */
+export function loadLeftS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  const mt = v.byModel.get(model);
+  const elapsedS = mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000;
+  return Math.max(0, loadS(v, v.loading.get(model) ?? 0) - elapsedS);
+}
+
+/** A victim as the unload's price sees it. */
+export interface PricedVictim {
+  footprintMiB: number;
+  demand: ModelDemand | undefined;
+}
+
+/**
+ * What unloading `victims` on `v` costs others (s): each victim's unload, plus its reload as
+ * often as its own demand expects it back (waiters, intents, half its recent and predicted
+ * use) — so an unload pays for itself only when the call gains more than that.
+ */
+export function unloadPriceS(v: ProviderView, victims: readonly PricedVictim[]): number {
+  let s = 0;
+  for (const x of victims) s += UNLOAD_S + loadS(v, x.footprintMiB) * expectedReloads(x.demand);
+  return s;
+}

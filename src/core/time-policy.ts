@@ -1,0 +1,198 @@
+// The default policy: choose by expected seconds until the call finishes (docs/rules/placement.md
+// §5). The same hard filters, claim protocol and refusal reasons as Kubemoot's weighted cost;
+// what differs is the currency and two rules the cost's points cannot express:
+// - a slot is a slot: a claim on a warm copy needs a free one. A call that would queue behind
+//   others waits in the sidecar (a "queue" decision: gpu-busy now, placed when a slot frees),
+//   never at the engine; calls that cannot wait never queue at all;
+// - an unload pays for itself: its price counts the victims' own demand for a reload, and a
+//   copy that others wait for is not unloaded before it has served a few load times' worth.
+import type { Candidate } from "./candidates.js";
+import { MIN_RESIDENCY_LOADS, UNLOAD_S } from "./constants.js";
+import { holds } from "./context-fit.js";
+import { loadLeftS, loadS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
+import { roomNeeded, vramVerdict } from "./feasibility.js";
+import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
+import { gpuBusyMessage } from "./refusal.js";
+import { contextAt, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
+
+/** What the time policy is asked. */
+export interface TimeRequest {
+  /** Acceptable models, preferred first (already normalized and within tolerance). */
+  acceptable: readonly Candidate[];
+  /** Prompt tokens; 0 = unknown. */
+  prompt: number;
+  /** False for calls that must not queue behind others (triage, cannot-wait). */
+  mayQueue: boolean;
+}
+
+interface Pick {
+  view: ProviderView;
+  model: string;
+  /** Expected seconds until the call finishes, plus what it costs others (an unload's price). */
+  seconds: number;
+  kind: "warm" | "cold" | "unload" | "queue";
+  footprintMiB: number;
+  /** Seconds until a slot frees (queue picks). */
+  waitS: number;
+  victims: VictimCandidate[];
+}
+
+/** Kinds in the order a tie prefers them: no load before a load, a load before an unload. */
+const KIND_ORDER: Record<Pick["kind"], number> = { warm: 0, queue: 1, cold: 2, unload: 3 };
+
+function better(top: Pick | undefined, p: Pick): boolean {
+  if (top === undefined) return true;
+  if (p.seconds !== top.seconds) return p.seconds < top.seconds;
+  if (p.kind !== top.kind) return KIND_ORDER[p.kind] < KIND_ORDER[top.kind];
+  return p.view.name < top.view.name;
+}
+
+function footprint(ix: SnapshotIndex, model: string): number {
+  const occ = ix.occupancy(model);
+  return occ.known ? occ.mib : 0;
+}
+
+/** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
+function freeSlot(ix: SnapshotIndex, model: string, prompt: number): Pick | undefined {
+  let top: Pick | undefined;
+  const F = footprint(ix, model);
+  for (const v of ix.warmAt.get(model) ?? []) {
+    if (v.ineligible !== undefined || !holds(contextAt(v, model), prompt)) continue;
+    if ((v.byModel.get(model)?.count ?? 0) >= v.slots) continue;
+    const seconds = (v.loading.has(model) ? loadLeftS(ix, v, model) : 0) + serviceS(ix, v, model);
+    const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
+    if (better(top, p)) top = p;
+  }
+  return top;
+}
+
+/**
+ * Idle residents `v` may unload for `model`: a copy that others wait for is kept until it has
+ * been resident MIN_RESIDENCY_LOADS of its load times, unless the requested model is waited
+ * for by more agents.
+ */
+function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCandidate[] {
+  const wanted = Math.max(1, ix.demand.get(model)?.waiters ?? 0);
+  return idleResidents(v, model, ix.demand).filter((c) => {
+    const waiters = c.demand?.waiters ?? 0;
+    if (waiters === 0 || wanted > waiters) return true;
+    const since = v.residentSince.get(c.model);
+    if (since === undefined) return true;
+    return (ix.nowMs - since) / 1000 >= MIN_RESIDENCY_LOADS * loadS(v, c.footprintMiB);
+  });
+}
+
+/** The preferred model's options that need no free slot: cold, unload, or a queue. */
+function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
+  const preferred = r.acceptable[0]!.model;
+  const occ = ix.occupancy(preferred);
+  let top: Pick | undefined;
+  for (const v of ix.providers) {
+    if (v.ineligible !== undefined || !holds(contextAt(v, preferred), r.prompt)) continue;
+    const verdict = vramVerdict(v, preferred, occ);
+    if (verdict === "cold" && occ.known) {
+      const seconds = loadS(v, occ.mib) + serviceS(ix, v, preferred);
+      const p: Pick = {
+        view: v,
+        model: preferred,
+        seconds,
+        kind: "cold",
+        footprintMiB: occ.mib,
+        waitS: 0,
+        victims: [],
+      };
+      if (better(top, p)) top = p;
+    } else if (verdict === "no-room" && occ.known && lists(v, preferred)) {
+      const need = roomNeeded(v, occ.mib);
+      const victims = chooseVictims(
+        victimsFor(ix, v, preferred),
+        need.mib,
+        ix.options.maxVictimsConsidered,
+        need.models,
+      );
+      if (victims === undefined || victims.length === 0) continue;
+      const own = victims.length * UNLOAD_S + loadS(v, occ.mib) + serviceS(ix, v, preferred);
+      const seconds = own + unloadPriceS(v, victims);
+      const p: Pick = {
+        view: v,
+        model: preferred,
+        seconds,
+        kind: "unload",
+        footprintMiB: occ.mib,
+        waitS: 0,
+        victims,
+      };
+      if (better(top, p)) top = p;
+    }
+  }
+  if (!r.mayQueue) return top;
+  for (const c of r.acceptable) {
+    const F = footprint(ix, c.model);
+    for (const v of ix.warmAt.get(c.model) ?? []) {
+      if (v.ineligible !== undefined || !holds(contextAt(v, c.model), r.prompt)) continue;
+      const waitS = Math.max(
+        slotWaitS(ix, v, c.model),
+        v.loading.has(c.model) ? loadLeftS(ix, v, c.model) : 0,
+      );
+      const p: Pick = {
+        view: v,
+        model: c.model,
+        seconds: waitS + serviceS(ix, v, c.model),
+        kind: "queue",
+        footprintMiB: F,
+        waitS,
+        victims: [],
+      };
+      if (better(top, p)) top = p;
+    }
+  }
+  return top;
+}
+
+function claimOf(p: Pick, step: PlanStep): ClaimDecision {
+  const evicts: Record<string, number> = {};
+  for (const x of p.victims) evicts[x.model] = x.footprintMiB;
+  return {
+    kind: "claim",
+    provider: p.view.name,
+    endpoint: p.view.state.endpoint ?? "",
+    model: p.model,
+    cold: p.kind === "cold" || p.kind === "unload",
+    loading: p.view.loading.has(p.model),
+    footprintMiB: p.footprintMiB,
+    contextLength: contextAt(p.view, p.model) ?? 0,
+    evicts,
+    step,
+    cost: p.seconds,
+  };
+}
+
+/**
+ * Plans one call by expected seconds. Returns undefined when nothing can be claimed or queued
+ * at: the caller classifies the refusal (or waits for memory), as for the weighted cost.
+ */
+export function planByTime(ix: SnapshotIndex, r: TimeRequest): Decision | undefined {
+  const [preferred, ...others] = r.acceptable;
+  if (preferred === undefined) return undefined;
+  // 1–2: a free slot on a warm copy, the preferred model first, then the others in order.
+  const warm = freeSlot(ix, preferred.model, r.prompt);
+  if (warm !== undefined) return claimOf(warm, 1);
+  for (const c of others) {
+    const alt = freeSlot(ix, c.model, r.prompt);
+    if (alt !== undefined) return claimOf(alt, 2);
+  }
+  // 4–5: the soonest finish among a cold load, an unload and a queue.
+  const best = bestOption(ix, r);
+  if (best === undefined) return undefined;
+  if (best.kind === "queue") {
+    return {
+      kind: "queue",
+      provider: best.view.name,
+      model: best.model,
+      estimatedWaitS: best.waitS,
+      message: gpuBusyMessage(preferred.model),
+    };
+  }
+  return claimOf(best, best.kind === "unload" ? 5 : 4);
+}
