@@ -9,7 +9,7 @@ import { OvercommitChecker } from "../../test/helpers/overcommit-checker.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { ProviderState } from "../core/shapes.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
-import type { ClaimResult } from "./claim.js";
+import type { ClaimResult } from "./claim-types.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore } from "./store.js";
