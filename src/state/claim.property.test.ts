@@ -5,7 +5,7 @@
 // and no claim gives up for contention.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { OvercommitChecker } from "../../test/helpers/overcommit-checker.js";
+import { OvercommitChecker } from "../../test/helpers/contention/index.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { ProviderState } from "../core/shapes.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";

@@ -37,6 +37,10 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+function notFreshTogether(): Error {
+  return stateUnavailable("could not read provider state and tickets fresh together");
+}
+
 export class ClaimEngine {
   private readonly queues = new Map<string, Pending[]>();
   private readonly running = new Set<string>();
@@ -132,8 +136,12 @@ export class ClaimEngine {
    */
   private async claimWarm(ticket: Ticket, leaseMs: number): Promise<ClaimResult | undefined> {
     const { mirror, providers } = this.o;
-    await this.freshCopies(Number.NEGATIVE_INFINITY);
-    // The decision below is synchronous: the age measured here is the age it decides on.
+    for (let round = 0; ; round++) {
+      await this.refresh(Number.NEGATIVE_INFINITY);
+      // The decision below is synchronous: the age measured here is the age it decides on.
+      if (this.freshEnough()) break;
+      if (round >= 20) throw notFreshTogether();
+    }
     const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
     const stats: ClaimStats = {
       attempts: 1,
@@ -207,19 +215,25 @@ export class ClaimEngine {
     for (const p of batch) if (Object.keys(p.ticket.evicts).length > 0) since = Math.max(since, p.since);
     // Read: both copies current, and the last decision's tickets given a moment to arrive
     // (they are written right after its guard) before we would write them ourselves.
-    await this.freshCopies(since);
-    const others = unseenPending(
-      mirror,
-      provider,
-      pickGuard(mirror, provider, authoritative),
-      this.o.now() - this.o.leaseGraceMs,
-    ).filter((t) => !this.written.has(t.ticketId));
-    if (others.length > 0) {
-      const keys = others.map((t) => ticketKey(provider, t.ticketId));
-      await mirror.waitFor(() => keys.every((k) => mirror.seen(k) !== undefined), this.helpWaitMs);
-      await this.freshCopies(since);
+    let waited = false;
+    for (let round = 0; ; round++) {
+      await this.refresh(since);
+      if (!waited) {
+        waited = true;
+        const g = pickGuard(mirror, provider, authoritative);
+        const others = unseenPending(mirror, provider, g, this.o.now() - this.o.leaseGraceMs).filter(
+          (t) => !this.written.has(t.ticketId),
+        );
+        if (others.length > 0) {
+          const keys = others.map((t) => ticketKey(provider, t.ticketId));
+          await mirror.waitFor(() => keys.every((k) => mirror.seen(k) !== undefined), this.helpWaitMs);
+          continue;
+        }
+      }
+      // The decision below is synchronous: the age measured here is the age it decides on.
+      if (this.freshEnough()) break;
+      if (round >= 20) throw notFreshTogether();
     }
-    // The decision below is synchronous: the age measured here is the age it decides on.
     const now = this.o.now();
     const liveNow = now - this.o.leaseGraceMs;
     // What this decision read: the copies' revision and when they were last proven current.
@@ -364,17 +378,19 @@ export class ClaimEngine {
     this.o.tickets.delete(ticketKey(t.provider, t.ticketId)).catch(() => undefined);
   }
 
-  /**
-   * Proves both copies current together, at most the decision age old (and the tickets copy
-   * at or after `since`); StateUnavailable when they cannot be read fresh together.
-   */
-  private async freshCopies(since: number): Promise<void> {
+  /** Proves both copies current at most the decision age old (the tickets copy at or after `since`). */
+  private async refresh(since: number): Promise<void> {
     const { mirror, providers } = this.o;
-    for (let round = 0; ; round++) {
-      await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
-      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs) return;
-      if (round >= 20) throw stateUnavailable("could not read provider state and tickets fresh together");
-    }
+    await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+  }
+
+  /**
+   * Whether both copies are still within the decision age now. A caller checks it in the same
+   * synchronous run as its decision: any await in between would let the copies age unseen.
+   */
+  private freshEnough(): boolean {
+    const { mirror, providers } = this.o;
+    return performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs;
   }
 
   /** Jitter before a retry; claims that lost more often wait less, so old claims go first. */

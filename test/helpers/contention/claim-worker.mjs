@@ -3,9 +3,10 @@
 // TypeScript loader is installed), driven over the IPC channel of child_process.fork:
 //   parent → {type:"run", config}   worker → {type:"ready"} ... {type:"done", report}
 // Modes: "race" (claim, hold briefly, release; by count or until a deadline) and "hold"
-// (claim the given tickets, report them, then idle until killed).
+// (claim the given tickets, report them, then idle until killed). workers.ts types the
+// configurations (RaceConfig, HoldConfig) and the report (WorkerReport).
 import { performance } from "node:perf_hooks";
-import { openStateStore } from "../../dist/src/state/index.js";
+import { openStateStore } from "../../../dist/src/state/index.js";
 
 function rng(seed) {
   let a = seed >>> 0;
@@ -33,7 +34,7 @@ async function race(store, config) {
     wins: {},
     timeline: [],
     latencies: [],
-    unjustified: 0,
+    casConflicts: 0,
     durationMs: 0,
   };
   const picks = [];
