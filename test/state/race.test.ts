@@ -4,6 +4,7 @@
 // Progress: no claim gives up for contention, and every "no-room" refusal is justified by the
 // state at the revision it was decided on (it counted no released ticket, and the claim really
 // did not fit) — so whenever room existed, the claim won or another claim took the room.
+// Fresh reads: no decision read state older than 200 ms.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ContentionBuckets,
@@ -117,5 +118,7 @@ describe("race: many sidecar processes, one budget per provider", () => {
     expect(t.contention).toBe(0);
     expect(t.refusals.filter((r) => r.reason !== "no-room")).toEqual([]);
     expect(referee.unjustified(t.refusals)).toEqual([]);
+    // Fresh reads: no decision read state older than the bound (docs/rules/state.md §10).
+    expect(t.maxViewAgeMs).toBeLessThanOrEqual(200);
   });
 });
