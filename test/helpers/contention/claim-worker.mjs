@@ -6,23 +6,14 @@
 // (claim the given tickets, report them, then idle until killed). workers.ts types the
 // configurations (RaceConfig, HoldConfig) and the report (WorkerReport).
 import { performance } from "node:perf_hooks";
+import { Rng } from "../../../dist/src/sim/prng.js";
 import { openStateStore } from "../../../dist/src/state/index.js";
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function race(store, config) {
-  const random = rng(config.seed);
+  const rng = new Rng(config.seed);
+  const random = () => rng.float();
   const report = {
     claims: 0,
     granted: [],
