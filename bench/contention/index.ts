@@ -6,32 +6,11 @@
 //
 // Options: --processes=N (8), --callers=N (64), --duration=SECONDS (10), --seed=N (1).
 import { performance } from "node:perf_hooks";
-import { PROVIDER_TICKETS_BUCKET } from "../../src/state/buckets.js";
 import type { KvBucket } from "../../src/state/kv.js";
-import { connectNatsKv } from "../../src/state/nats-kv.js";
-import { openStateStore } from "../../src/state/store.js";
+import { prepareBuckets, Referee, startRacers, totals } from "../../test/helpers/contention/index.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
-import {
-  OvercommitChecker,
-  type RefusalRecord,
-  unjustifiedRefusals,
-} from "../../test/helpers/overcommit-checker.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
-import { TicketFollower } from "../../test/helpers/ticket-follower.js";
-import { startWorker } from "../../test/helpers/workers.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
-
-interface WorkerReport {
-  claims: number;
-  granted: string[];
-  refusals: RefusalRecord[];
-  errors: string[];
-  contention: number;
-  latencies: number[];
-  casConflicts: number;
-  durationMs: number;
-  maxViewAgeMs: number;
-}
 
 const STATES = [
   providerState("bench-a", {
@@ -110,74 +89,49 @@ export async function run(args: string[]): Promise<void> {
 
   const server = await NatsServer.start();
   try {
-    // The checker must read every revision: the tickets bucket keeps 64 per key (a ticket key
-    // gets two), so none is dropped before it is read. The claim code does not depend on it.
-    const kv = await connectNatsKv({ servers: server.url });
-    const tickets = await kv.bucket(PROVIDER_TICKETS_BUCKET, {
-      history: 64,
-      ttlMs: 600_000,
-      maxValueBytes: 4096,
-      replicas: 1,
-    });
-    const setup = await openStateStore(server.url);
-    for (const s of STATES) await setup.providerWriter.publish(s);
-    const idle = await kvLatency(tickets, 200, "idle");
-
-    const checker = new OvercommitChecker(new Map(STATES.map((s) => [s.name, s])));
-    const deletedAt = new Map<string, number>();
-    const follower = await TicketFollower.start(server.url, PROVIDER_TICKETS_BUCKET, (e) => {
-      checker.apply(e.key, e.operation, e.value, e.revision);
-      if (e.operation !== "PUT") deletedAt.set(e.key.slice(e.key.indexOf("__") + 2), e.revision);
-    });
+    const buckets = await prepareBuckets(server.url, STATES);
+    const idle = await kvLatency(buckets.tickets, 200, "idle");
+    const referee = await Referee.start(server.url, STATES);
 
     const startAt = Date.now() + 1500;
-    const workers = Array.from({ length: processes }, (_, id) =>
-      startWorker<WorkerReport>({
-        id,
-        servers: server.url,
-        seed: seed * 1000 + id,
-        claimers: callers,
-        durationMs: durationS * 1000,
-        startAt,
-        holdMs: [0, 10],
-        refusedPauseMs: 5,
-        recordRefusals: true,
-        recordLatency: true,
-        providers: PROVIDERS,
-      }),
-    );
-    await Promise.all(workers.map((w) => w.ready));
+    const racers = startRacers(processes, (id) => ({
+      id,
+      servers: server.url,
+      seed: seed * 1000 + id,
+      claimers: callers,
+      durationMs: durationS * 1000,
+      startAt,
+      holdMs: [0, 10],
+      refusedPauseMs: 5,
+      recordRefusals: true,
+      recordLatency: true,
+      providers: PROVIDERS,
+    }));
+    await racers.ready;
     // Raw KV latency again, under the race's load.
     await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now()) + 1000));
-    const loaded = await kvLatency(tickets, 100, "load");
-    const reports = await Promise.all(workers.map((w) => w.done));
-    await follower.caughtUp(60_000);
-    await follower.stop();
+    const loaded = await kvLatency(buckets.tickets, 100, "load");
+    const t = totals(await racers.done);
+    await referee.finish(60_000);
 
-    const claims = reports.reduce((n, r) => n + r.claims, 0);
-    const granted = reports.reduce((n, r) => n + r.granted.length, 0);
-    const refusals = reports.flatMap((r) => r.refusals);
-    const seconds = Math.max(...reports.map((r) => r.durationMs)) / 1000;
-    const latencies = reports.flatMap((r) => r.latencies);
-    const contention = reports.reduce((n, r) => n + r.contention, 0);
-    const unjustified = unjustifiedRefusals(refusals, new Map(STATES.map((s) => [s.name, s])), deletedAt);
+    const seconds = t.durationMs / 1000;
     const fields = {
       processes,
       callers_per_process: callers,
       duration_s: Number(seconds.toFixed(2)),
-      claims,
-      granted,
-      refused: refusals.length,
-      errors: reports.reduce((n, r) => n + r.errors.length, 0),
-      claims_per_s: Number((claims / seconds).toFixed(1)),
-      granted_per_s: Number((granted / seconds).toFixed(1)),
-      cas_conflicts: reports.reduce((n, r) => n + r.casConflicts, 0),
-      overcommit_violations: checker.violations.length,
-      starved_claims: contention + unjustified.length,
-      revisions_checked: checker.revisionsChecked,
-      claim_p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-      claim_p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-      max_view_age_ms: Number(Math.max(...reports.map((r) => r.maxViewAgeMs)).toFixed(1)),
+      claims: t.claims,
+      granted: t.granted.length,
+      refused: t.refusals.length,
+      errors: t.errors.length,
+      claims_per_s: Number((t.claims / seconds).toFixed(1)),
+      granted_per_s: Number((t.granted.length / seconds).toFixed(1)),
+      cas_conflicts: t.casConflicts,
+      overcommit_violations: referee.checker.violations.length,
+      starved_claims: t.contention + referee.unjustified(t.refusals).length,
+      revisions_checked: referee.checker.revisionsChecked,
+      claim_p50_ms: Number(percentile(t.latencies, 50).toFixed(2)),
+      claim_p99_ms: Number(percentile(t.latencies, 99).toFixed(2)),
+      max_view_age_ms: Number(t.maxViewAgeMs.toFixed(1)),
       kv_create_p50_ms: Number(idle.create.toFixed(3)),
       kv_update_p50_ms: Number(idle.update.toFixed(3)),
       kv_delete_p50_ms: Number(idle.delete.toFixed(3)),
@@ -187,8 +141,7 @@ export async function run(args: string[]): Promise<void> {
     };
     const file = writeResult("contention", { ...runInfo(seed), ...fields });
     process.stdout.write(`${markdownTable([fields])}\n\nwrote ${file}\n`);
-    await setup.close();
-    await kv.close();
+    await buckets.close();
     if (fields.overcommit_violations > 0 || fields.starved_claims > 0) {
       process.exitCode = 1;
       process.stderr.write("contention: invariant violated (overcommit or starvation)\n");

@@ -1,4 +1,4 @@
-// The three buckets and their settings (spec/state.md). Names are Kubemoot's, so our sidecars
+// The three buckets and their settings (docs/rules/state.md §2). Names are Kubemoot's, so our sidecars
 // can share a NATS cluster with its operator and runtime.
 import type { BucketSettings } from "./kv.js";
 

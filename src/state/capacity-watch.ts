@@ -1,4 +1,4 @@
-// The capacity watch (spec/placement.md §6): a change counter advanced by every provider-state
+// The capacity watch (docs/rules/placement.md §6): a change counter advanced by every provider-state
 // and ticket change the watches deliver. A waiter records the counter, retries its placement,
 // and blocks until the counter moves — state-driven, never a polling timer. When no watch is
 // established it says so (kind "unavailable") so the caller stands aside instead of waiting blind.

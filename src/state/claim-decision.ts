@@ -1,5 +1,5 @@
 // The pure part of a claim: does one more ticket fit the provider's budget as the claim sees
-// it? The budget rule itself is core's claimFits (spec/state.md "Budget for a claim"); this
+// it? The budget rule itself is core's claimFits (docs/rules/state.md §5); this
 // adds the eviction rule: a plan is refused when one of its victims picked up work.
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
 import { claimFits, residentModels, ticketLive } from "../core/vram.js";

@@ -5,11 +5,11 @@
 // and no claim gives up for contention.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { OvercommitChecker } from "../../test/helpers/overcommit-checker.js";
+import { OvercommitChecker } from "../../test/helpers/contention/index.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { ProviderState } from "../core/shapes.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
-import type { ClaimResult } from "./claim.js";
+import type { ClaimResult } from "./claim-types.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore } from "./store.js";

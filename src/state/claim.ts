@@ -1,162 +1,26 @@
-// The claim protocol: an atomic, per-provider decision over NATS KV (no transactions).
-//
-//   Keys (bucket kubemoot_provider_tickets): tickets `<provider>__<uuid>` (Kubemoot's layout),
-//   and one guard per provider, `_claim__<provider>`, whose value lists the tickets of the
-//   last decision on that provider: {"v":1,"pending":[ticket, ...]}. Claims queued in one
-//   process for one provider are decided together (a batch, one CAS); one CAS per provider is
-//   in flight per process.
-//
-//   0. WARM. A claim without victims whose model the fresh copy (≤ 200 ms) shows resident on
-//      the provider (published, or a residency overlay) takes no room: it is not decided on
-//      the guard. Its ticket (coldLoad false) is written at once with update-at-revision 0 —
-//      one round trip — and the claim is granted. Every other claim (cold, converging on a
-//      load in flight, with victims, unknown provider) takes steps 1–5.
-//   1. READ. Make the local copies of provider state and tickets current (≤ 200 ms; mirror.ts)
-//      — for a claim with victims, proven current after the claim was made (one head-revision
-//      barrier), so that it sees every ticket acknowledged before it, warm ones included —
-//      then take the guard (revision g, pending P) and the provider's live tickets T from the
-//      copy. A pending ticket the copy has never seen (not even as a tombstone) may not be
-//      written yet: give it a moment (its holder writes it right after the guard), then count
-//      it anyway (T ∪ P) and remember to help write it.
-//   2. DECIDE. core's claimFits (+ the victim rule) over T ∪ P, one claim of the batch after
-//      another, each granted one joining the view of the next. Refusals end here.
-//   3. HELP. Write every unseen pending ticket with update-at-revision 0 ("never written"):
-//      it fails harmlessly if its holder wrote it, and never resurrects one it released
-//      (release leaves a tombstone, which revision 0 does not overwrite).
-//   4. COMMIT. Compare-and-set the guard from g to {pending: our batch}. Conflict = another
-//      decision came first: wait for the copy to show it, retry after a jitter that shrinks
-//      with the claim's losses (old losers go first); bounded attempts.
-//   5. WRITE. The winner writes its tickets (update-at-revision 0; a helper may have done it).
-//
-// Why this holds the four invariants (DESIGN.md §5):
-//   - No overcommit at every revision: a guard-decided ticket key appears only after the guard
-//     CAS that decided it and before the next guard CAS on that provider (step 3 of the next
-//     decision ensures it). So the guard-decided tickets present at any revision are a subset
-//     of the decisions made so far, and each decision saw every earlier one (from the copy,
-//     which is at least at the guard's revision, plus the pending list). Without victim credit
-//     the budget is monotone in the ticket set, so a subset fits too. With credit, tickets of
-//     one decision are written in decision order, so a ticket relying on another's credit
-//     never appears before it. A victim's credit counts once, and only while it is resident
-//     (core's rule). The CAS must be linearizable: nats-kv.ts adds a message id so that it
-//     is, even on clustered servers before 2.9.21 (nats-server#4320).
-//     Warm tickets (step 0) change no budget: their model is resident, so none is an in-flight
-//     load (for core, and for any checker that counts every ticket of a non-resident model),
-//     and they plan no victims, so they add no credit. The budget at any revision is that of
-//     the guard-decided tickets present, which fits. They enter other decisions only through
-//     the victim rule, which can only refuse. And each warm grant is one the guard would have
-//     made at the moment its write landed (claimFits grants a resident model unconditionally,
-//     on a copy as fresh): a claim with victims either reads after that write — it sees the
-//     ticket and is refused (step 1 makes this hold for every warm ticket acknowledged before
-//     it was made) — or decided before it, an order the guard allows too (a warm claim is
-//     never refused for a model that a plan will evict). If the model stops being resident
-//     later, a warm ticket is where a guard-decided warm ticket always was: provider state is
-//     not serialized by the guard, and both carry coldLoad false.
-//   - Progress: a CAS fails only because another decision succeeded; every successful CAS
-//     grants at least one claim. Someone always wins while room exists (lock-free). Warm
-//     claims never conflict (a fresh key at revision 0) and no longer contend on the guard.
-//   - Crash safety: a holder that dies anywhere leaves at most a guard entry and/or a ticket
-//     with a lease (expiresAt); both stop counting when the lease passes (+ a small grace so
-//     a Renew in flight lands first), and the bucket TTL removes them unconditionally.
-//   - Fresh reads: decisions use copies proven current within three quarters of the 200 ms
-//     bound (mirror.ts renews the proof in the background past half of it), so a process
-//     stalled between its check and its write still decides on state younger than 200 ms; the
-//     guard CAS additionally proves no other decision on this provider happened since the read.
-//   A claim whose CAS outcome is unknown (NATS went away mid-request) fails with
-//   StateUnavailable and tombstones its ticket key: if the CAS landed after all, its pending
-//   ticket is then seen as released and neither counted nor written by anyone. A warm write
-//   with an unknown outcome is tombstoned the same way (it takes no room either way).
+// The claim protocol (docs/rules/state.md §5–§9): an atomic decision per provider over KV
+// compare-and-set, without transactions. Each provider has a guard key, `_claim__<provider>`,
+// listing the tickets of the last decision on it. A claim reads fresh copies of provider state
+// and tickets, counts the guard's tickets not written yet, decides with core's budget, writes
+// those tickets for their holder if needed, then compare-and-sets the guard to its own
+// decision and only then writes its own ticket. A lost CAS means another decision came first:
+// retry after a jitter that favours claims that lost more often. Claims queued in one process
+// for one provider are decided together (one CAS per batch, one batch in flight). A warm claim
+// (no victims, model resident) takes no room and skips the guard. docs/rules/state.md §7
+// argues why no interleaving overcommits.
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Ticket } from "../core/shapes.js";
-import { type BudgetView, budgetView, residentModels } from "../core/vram.js";
+import { budgetView, residentModels } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { decideClaim } from "./claim-decision.js";
-import type { KvBucket } from "./kv.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { type Guard, guardValue, pickGuard, readGuard, unseenPending } from "./claim-guard.js";
+import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
+import { encodeJson } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
-import type { Logger } from "./logger.js";
-import type { ProviderStateReader } from "./provider-state.js";
-import { guardJson, parseGuard, ticketJson } from "./ticket-codec.js";
+import { ticketJson } from "./ticket-codec.js";
 import { assertProviderName, guardKey, ticketKey } from "./ticket-keys.js";
-import { providerResidencies, providerTickets, type TicketsMirror } from "./tickets-view.js";
-
-export interface ClaimRequest {
-  provider: string;
-  model: string;
-  /** VRAM the model takes (MiB). A warm claim records it and takes no new room. */
-  modelFootprintMiB: number;
-  /** KV-cache part of the footprint (MiB), recorded for Kubemoot's readers. */
-  kvCacheFootprintMiB?: number;
-  /** Victims this claim plans to unload, model → MiB. */
-  evicts?: Record<string, number>;
-  /** Lease of the ticket (ms); default the store's lease. */
-  leaseMs?: number;
-}
-
-export type ClaimRefusalReason =
-  /** The budget has no room for the model (even with the planned victims' credit). */
-  | "no-room"
-  /** A planned victim has a live ticket: it picked up work. */
-  | "victim-busy"
-  /** No current (non-stale) state for the provider. */
-  | "provider-unknown"
-  /** Every attempt lost its compare-and-set (bounded attempts ran out). */
-  | "contention";
-
-export interface ClaimStats {
-  /** Decisions made for this claim (one per attempt). */
-  attempts: number;
-  /** Attempts lost to another decision's compare-and-set. */
-  conflicts: number;
-  /** Tickets-bucket revision the deciding read was at. */
-  revision: number;
-  /** Age of the state the decision read (ms since the copies were last proven current). */
-  viewAgeMs: number;
-  /** Monotonic time (performance.now) at which that state was proven current. */
-  confirmedAt: number;
-}
-
-export type ClaimResult =
-  | { ok: true; ticket: Ticket; key: string; coldLoad: boolean; stats: ClaimStats }
-  | {
-      ok: false;
-      reason: ClaimRefusalReason;
-      stats: ClaimStats;
-      /** The provider's budget as the refusing decision saw it (absent for provider-unknown). */
-      budget?: BudgetView;
-      /** The tickets that decision counted (written and pending), for diagnosis. */
-      counted?: Ticket[];
-      victim?: string;
-    };
-
-export interface ClaimEngineOptions {
-  tickets: KvBucket;
-  mirror: TicketsMirror;
-  providers: ProviderStateReader;
-  holderId: string;
-  now: () => number;
-  leaseMs: number;
-  leaseGraceMs: number;
-  maxAttempts: number;
-  /** Maximum age of the state a decision reads (ms). */
-  freshnessMs: number;
-  /** Claims decided together in one compare-and-set (same provider, same process); default 16. */
-  maxBatch?: number;
-  /** Upper bound of the first retry jitter (ms); default 4. */
-  jitterMs?: number;
-  /** How long to wait for the last decision's tickets to arrive before writing them ourselves (ms); default 20. */
-  helpWaitMs?: number;
-  /** After a lost CAS, how long to wait for the winning guard to reach the copy before reading it directly (ms); default 100. */
-  refreshWaitMs?: number;
-  logger: Logger;
-  /** Counts every lost compare-and-set (metrics). */
-  onConflict?: () => void;
-  /**
-   * This process's ticket releases still in flight, if any: a claim decided on the guard waits
-   * for them, so that room (or a victim) its own process just gave back is seen.
-   */
-  settleReleases?: () => Promise<void> | undefined;
-}
+import { providerResidencies, providerTickets } from "./tickets-view.js";
 
 interface Pending {
   ticket: Ticket;
@@ -173,12 +37,9 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-interface Guard {
-  revision: number;
-  pending: Ticket[];
+function notFreshTogether(): Error {
+  return stateUnavailable("could not read provider state and tickets fresh together");
 }
-
-const GUARD_MAX_BYTES = 3800; // under the bucket's 4096-byte value limit
 
 export class ClaimEngine {
   private readonly queues = new Map<string, Pending[]>();
@@ -276,11 +137,11 @@ export class ClaimEngine {
   private async claimWarm(ticket: Ticket, leaseMs: number): Promise<ClaimResult | undefined> {
     const { mirror, providers } = this.o;
     for (let round = 0; ; round++) {
-      await Promise.all([mirror.fresh(-Infinity, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
-      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs) break;
-      if (round >= 20) throw stateUnavailable("could not read provider state and tickets fresh together");
+      await this.refresh(Number.NEGATIVE_INFINITY);
+      // The decision below is synchronous: the age measured here is the age it decides on.
+      if (this.freshEnough()) break;
+      if (round >= 20) throw notFreshTogether();
     }
-    // The decision below is synchronous: the age measured here is the age it decides on.
     const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
     const stats: ClaimStats = {
       attempts: 1,
@@ -356,11 +217,11 @@ export class ClaimEngine {
     // (they are written right after its guard) before we would write them ourselves.
     let waited = false;
     for (let round = 0; ; round++) {
-      await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+      await this.refresh(since);
       if (!waited) {
         waited = true;
-        const g = this.pickGuard(provider, authoritative);
-        const others = this.unseenPending(provider, g, this.o.now() - this.o.leaseGraceMs).filter(
+        const g = pickGuard(mirror, provider, authoritative);
+        const others = unseenPending(mirror, provider, g, this.o.now() - this.o.leaseGraceMs).filter(
           (t) => !this.written.has(t.ticketId),
         );
         if (others.length > 0) {
@@ -370,8 +231,8 @@ export class ClaimEngine {
         }
       }
       // The decision below is synchronous: the age measured here is the age it decides on.
-      if (performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs) break;
-      if (round >= 20) throw stateUnavailable("could not read provider state and tickets fresh together");
+      if (this.freshEnough()) break;
+      if (round >= 20) throw notFreshTogether();
     }
     const now = this.o.now();
     const liveNow = now - this.o.leaseGraceMs;
@@ -388,10 +249,10 @@ export class ClaimEngine {
     });
 
     const state = providers.peek(provider);
-    const guard = this.pickGuard(provider, authoritative);
+    const guard = pickGuard(mirror, provider, authoritative);
     const residencies = providerResidencies(mirror, provider);
     // Pending tickets of the last decision that the copy has never seen are not written yet.
-    const missing = this.unseenPending(provider, guard, liveNow);
+    const missing = unseenPending(mirror, provider, guard, liveNow);
     const view = [...providerTickets(mirror, provider, liveNow), ...missing];
     const toHelp = missing.filter((t) => !this.written.has(t.ticketId));
 
@@ -423,12 +284,7 @@ export class ClaimEngine {
     }
     const open = decided;
     // Keep the guard value under the bucket's size limit; the rest waits for the next round.
-    let value = encodeJson(guardJson({ pending: open.map((p) => p.ticket) }));
-    const deferred: Pending[] = [];
-    while (value.byteLength > GUARD_MAX_BYTES && open.length > 1) {
-      deferred.unshift(open.pop()!);
-      value = encodeJson(guardJson({ pending: open.map((p) => p.ticket) }));
-    }
+    const { value, deferred } = guardValue(bucket, open);
     if (deferred.length > 0) this.queues.get(provider)?.unshift(...deferred);
     if (open.length === 0) return { retry: [], guard: null };
 
@@ -457,7 +313,7 @@ export class ClaimEngine {
       if (await mirror.waitFor(() => (mirror.seen(gk)?.revision ?? 0) > guard.revision, this.refreshWaitMs)) {
         return { retry, guard: null };
       }
-      const current = await this.readGuard(provider);
+      const current = await readGuard(bucket, provider);
       const okw = await mirror.waitForRevision(current.revision);
       if (!okw) {
         return { retry, guard: null }; // the next fresh() rebuilds or reports the copy
@@ -522,48 +378,19 @@ export class ClaimEngine {
     this.o.tickets.delete(ticketKey(t.provider, t.ticketId)).catch(() => undefined);
   }
 
+  /** Proves both copies current at most the decision age old (the tickets copy at or after `since`). */
+  private async refresh(since: number): Promise<void> {
+    const { mirror, providers } = this.o;
+    await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+  }
+
   /**
-   * The guard to decide against: the one read back after a lost CAS (or our own last commit)
-   * unless the copy already holds a newer one. A read-back revision 0 means the server
-   * dropped the guard by TTL: trust it.
+   * Whether both copies are still within the decision age now. A caller checks it in the same
+   * synchronous run as its decision: any await in between would let the copies age unseen.
    */
-  private pickGuard(provider: string, authoritative: Guard | null): Guard {
-    const fromMirror = this.guardFromMirror(provider);
-    return authoritative !== null &&
-      (authoritative.revision === 0 || authoritative.revision > fromMirror.revision)
-      ? authoritative
-      : fromMirror;
-  }
-
-  /** Pending tickets of a guard that the copy has never seen (not even as a tombstone), still live. */
-  private unseenPending(provider: string, guard: Guard, liveNowMs: number): Ticket[] {
-    return guard.pending.filter(
-      (t) =>
-        this.o.mirror.seen(ticketKey(provider, t.ticketId)) === undefined &&
-        (t.expiresAt === undefined || t.expiresAt > liveNowMs),
-    );
-  }
-
-  private guardFromMirror(provider: string): Guard {
-    const key = guardKey(provider);
-    const seen = this.o.mirror.seen(key);
-    const v = this.o.mirror.get(key)?.value;
-    return {
-      revision: seen === undefined ? 0 : seen.revision,
-      pending: v?.kind === "guard" ? v.guard.pending : [],
-    };
-  }
-
-  private async readGuard(provider: string): Promise<Guard> {
-    const e = await this.o.tickets.get(guardKey(provider));
-    if (e === null) return { revision: 0, pending: [] };
-    let raw: unknown;
-    try {
-      raw = decodeJson(e.value);
-    } catch {
-      raw = undefined;
-    }
-    return { revision: e.revision, pending: parseGuard(raw, provider).pending };
+  private freshEnough(): boolean {
+    const { mirror, providers } = this.o;
+    return performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs;
   }
 
   /** Jitter before a retry; claims that lost more often wait less, so old claims go first. */

@@ -1,13 +1,9 @@
-// Defaults of the state layer (spec/state.md, spec/placement.md §6–§8), each named once.
+// Defaults only the state layer uses, each named once. Those core (or the simulator) uses too —
+// the fresh-read bound, provider staleness, demand entry lifetimes, the ticket lease — live in
+// src/core/constants.ts, which state imports and core never the other way round.
 // The sidecar maps KUBEMOOT_* variables onto the matching options.
 import { ErrorCode, KubemootError } from "../errors/index.js";
 
-/** Decisions read state at most this old (ms). */
-export const FRESH_READ_MS = 200;
-/** Provider state whose lastProbedAt is older than this is ignored (ms). */
-export const PROVIDER_STALE_MS = 5 * 60_000;
-/** Ticket lease: call timeout 120 s + 30 s (KUBEMOOT_TICKET_LEASE_SECONDS overrides). */
-export const TICKET_LEASE_MS = 150_000;
 /**
  * Claims treat a ticket as gone only this long after its expiresAt, so that a Renew sent
  * before the expiry lands before anyone spends the room (ms).
@@ -15,10 +11,8 @@ export const TICKET_LEASE_MS = 150_000;
 export const LEASE_GRACE_MS = 1000;
 /** Claim attempts (each a compare-and-set on the provider's guard) before giving up. */
 export const CLAIM_MAX_ATTEMPTS = 64;
-/** Demand entry lifetimes (ms). */
-export const WAIT_TTL_MS = 10 * 60_000;
-export const INTENT_TTL_MS = 3 * 60_000;
-export const RATE_TTL_MS = 6 * 60 * 60_000;
+/** How long a read waits for a bucket's copy to catch up or come back (ms). */
+export const CATCH_UP_TIMEOUT_MS = 2000;
 
 /**
  * The ticket lease from KUBEMOOT_TICKET_LEASE_SECONDS (ms), or undefined when unset. Throws

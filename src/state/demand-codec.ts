@@ -1,4 +1,4 @@
-// Demand entries of kubemoot_model_demand (spec/state.md): keys built from KV-safe tokens,
+// Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): keys built from KV-safe tokens,
 // values read tolerantly by the kind their key names.
 import { kvToken } from "../core/keys.js";
 import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";

@@ -3,10 +3,10 @@
 // by expiresAt (the bucket TTL is the backstop); rates decay with a 10-minute half-life and
 // gain +1 per event. The snapshot hands the raw live entries to core's aggregation.
 import { performance } from "node:perf_hooks";
+import { FRESH_READ_MS, INTENT_TTL_MS, RATE_ENTRY_TTL_MS, WAIT_ENTRY_TTL_MS } from "../core/constants.js";
 import { bumpRate } from "../core/decay.js";
 import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import { INTENT_TTL_MS, RATE_TTL_MS, WAIT_TTL_MS } from "./defaults.js";
 import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";
 import type { KvBucket, KvEntry } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
@@ -154,7 +154,7 @@ export class DemandBoard {
   async snapshot(): Promise<DemandSnapshot> {
     await this.o.mirror.fresh();
     const c = this.cached;
-    const maxAge = this.o.snapshotCacheMs ?? 200;
+    const maxAge = this.o.snapshotCacheMs ?? FRESH_READ_MS;
     const fresh =
       c !== null && performance.now() - c.atMono <= maxAge && this.o.now() - c.snapshot.atMs <= maxAge;
     if (c !== null && fresh && c.revision === this.o.mirror.revision) return c.snapshot;
@@ -174,11 +174,11 @@ export class DemandBoard {
   }
 
   private get waitTtl(): number {
-    return this.o.waitTtlMs ?? WAIT_TTL_MS;
+    return this.o.waitTtlMs ?? WAIT_ENTRY_TTL_MS;
   }
 
   private get rateTtl(): number {
-    return this.o.rateTtlMs ?? RATE_TTL_MS;
+    return this.o.rateTtlMs ?? RATE_ENTRY_TTL_MS;
   }
 
   /**

@@ -1,4 +1,4 @@
-// Public API of the shared state layer (spec/state.md). Everything else in src/state is internal.
+// Public API of the shared state layer (docs/rules/state.md). Everything else in src/state is internal.
 export {
   bucketSettings,
   MODEL_DEMAND_BUCKET,
@@ -6,17 +6,8 @@ export {
   PROVIDER_TICKETS_BUCKET,
 } from "./buckets.js";
 export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
-export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim.js";
-export {
-  FRESH_READ_MS,
-  INTENT_TTL_MS,
-  LEASE_GRACE_MS,
-  PROVIDER_STALE_MS,
-  RATE_TTL_MS,
-  TICKET_LEASE_MS,
-  ticketLeaseFromEnv,
-  WAIT_TTL_MS,
-} from "./defaults.js";
+export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
+export { LEASE_GRACE_MS, ticketLeaseFromEnv } from "./defaults.js";
 export type { DemandBoard, DemandSnapshot } from "./demand.js";
 export type {
   BucketSettings,

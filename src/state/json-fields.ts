@@ -1,5 +1,5 @@
 // Tolerant field readers for JSON written by other programs: a missing or mistyped field takes
-// its zero value, unknown fields are ignored (spec/state.md).
+// its zero value, unknown fields are ignored (docs/rules/state.md §2).
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -1,5 +1,5 @@
-// The one key-value interface the state layer is written against (spec/state.md,
-// "Implementations"). Two implementations pass the same contract suite: NATS JetStream KV
+// The one key-value interface the state layer is written against (docs/rules/state.md §3).
+// Two implementations pass the same contract suite: NATS JetStream KV
 // (nats-kv.ts) and the embedded in-memory store (memory-kv.ts). Semantics are JetStream's:
 // every write gets the next revision of its bucket (the stream sequence), a delete writes a
 // tombstone (a revision of its own), and compare-and-set compares a key's last revision.

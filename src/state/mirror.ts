@@ -1,5 +1,5 @@
 // A local copy of one bucket kept current by a watch, so decisions read memory instead of the
-// network (DESIGN.md §5, invariant 4: reads at most 200 ms old).
+// network (docs/rules/state.md §10: reads at most 200 ms old).
 //
 // Why a barrier: a push watch looks healthy even when its consumer silently died (a cluster
 // node went away). So before a decision, `fresh()` proves the copy current at most
@@ -13,6 +13,8 @@
 // A snapshot rather than resuming after the last revision also catches deletions whose
 // tombstones the server dropped meanwhile (TTL).
 import { performance } from "node:perf_hooks";
+import { FRESH_READ_MS } from "../core/constants.js";
+import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";
 import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
 import type { Logger } from "./logger.js";
@@ -147,8 +149,8 @@ export class BucketMirror<T> {
 
   constructor(private readonly options: MirrorOptions<T>) {
     this.state = this.newState();
-    this.freshnessMs = options.freshnessMs ?? 200;
-    this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? 2000;
+    this.freshnessMs = options.freshnessMs ?? FRESH_READ_MS;
+    this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? CATCH_UP_TIMEOUT_MS;
     this.logger = options.logger ?? silentLogger;
     this.unsubscribe = options.connection.onStatus((up) => {
       if (up) {

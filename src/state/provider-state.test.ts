@@ -7,7 +7,7 @@ import { MemoryKvStore } from "./memory-kv.js";
 import { isStale, parseProviderState } from "./provider-state-codec.js";
 import { openStateStore, type StateStore } from "./store.js";
 
-// Kubemoot's example value, byte for byte from spec/state.md.
+// Kubemoot's example provider state, byte for byte (its fields: docs/rules/state.md §2.1).
 const KUBEMOOT_STATE =
   '{"name":"ollama-rig1","endpoint":"http://ollama.ollama-rig1:11434","maxParallel":1,' +
   '"activeCount":0,"queueDepth":0,"loadedModels":[],"ready":true,"lastProbedAt":"2026-06-11T00:00:00Z",' +

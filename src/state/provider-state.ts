@@ -1,8 +1,9 @@
 // Provider state: the operator writes one value per provider, every sidecar reads them through
 // a watched copy at most 200 ms old. Stale entries (lastProbedAt older than 5 minutes) are
 // dropped; unreadable ones are skipped with a warning, once per revision.
+
+import { PROVIDER_STALE_MS } from "../core/constants.js";
 import type { ProviderState } from "../core/shapes.js";
-import { PROVIDER_STALE_MS } from "./defaults.js";
 import type { KvBucket, KvEntry } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
 import type { Logger } from "./logger.js";

@@ -1,16 +1,11 @@
 // Opens the shared state: the three buckets, their watched copies, and the services the
 // sidecar and the operator call (provider state, tickets, demand, capacity watch).
 import os from "node:os";
+import { FRESH_READ_MS, PROVIDER_STALE_MS, TICKET_LEASE_S } from "../core/constants.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { BUCKETS_OF, bucketSettings, MODEL_DEMAND_BUCKET } from "./buckets.js";
 import { CapacityWatch } from "./capacity-watch.js";
-import {
-  CLAIM_MAX_ATTEMPTS,
-  FRESH_READ_MS,
-  LEASE_GRACE_MS,
-  PROVIDER_STALE_MS,
-  TICKET_LEASE_MS,
-} from "./defaults.js";
+import { CATCH_UP_TIMEOUT_MS, CLAIM_MAX_ATTEMPTS, LEASE_GRACE_MS } from "./defaults.js";
 import { DemandBoard, demandDecoder } from "./demand.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import type { Logger } from "./logger.js";
@@ -118,7 +113,7 @@ async function assemble(
     connection: kv.connection,
     now,
     freshnessMs: options.freshnessMs ?? FRESH_READ_MS,
-    catchUpTimeoutMs: options.catchUpTimeoutMs ?? 2000,
+    catchUpTimeoutMs: options.catchUpTimeoutMs ?? CATCH_UP_TIMEOUT_MS,
     logger,
   };
   const stateMirror = new BucketMirror({
@@ -156,7 +151,7 @@ async function assemble(
     providers,
     holderId: options.holderId ?? `${os.hostname()}/${process.pid}`,
     now,
-    leaseMs: options.ticketLeaseMs ?? TICKET_LEASE_MS,
+    leaseMs: options.ticketLeaseMs ?? TICKET_LEASE_S * 1000,
     leaseGraceMs: options.leaseGraceMs ?? LEASE_GRACE_MS,
     maxAttempts: options.claimMaxAttempts ?? CLAIM_MAX_ATTEMPTS,
     freshnessMs: options.freshnessMs ?? FRESH_READ_MS,

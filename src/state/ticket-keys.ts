@@ -1,4 +1,4 @@
-// Key layout of kubemoot_provider_tickets (spec/state.md): Kubemoot's ticket and residency
+// Key layout of kubemoot_provider_tickets (docs/rules/state.md §2.2): Kubemoot's ticket and residency
 // keys, plus our per-provider claim guard. A per-provider scan matches `<provider>__` exactly,
 // so `ollama-gpu__` never matches `ollama-gpu-extended__x`, and residency keys are not tickets.
 import { kvToken } from "../core/keys.js";

@@ -4,7 +4,8 @@
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
 import { type BudgetView, budgetView } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import { ClaimEngine, type ClaimEngineOptions, type ClaimRequest, type ClaimResult } from "./claim.js";
+import { ClaimEngine } from "./claim.js";
+import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-types.js";
 import type { KvBucket } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";

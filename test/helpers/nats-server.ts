@@ -1,8 +1,9 @@
 // Real nats-server processes for integration tests: one JetStream server on a free loopback
-// port with a temporary store directory, or a three-node cluster with routes on loopback.
+// port with a temporary store directory, a three-node cluster with routes on loopback, a hub
+// and a leaf node in two JetStream domains, or one account using another account's JetStream.
 // A missing nats-server binary is an error (the suite must fail, never skip).
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -64,6 +65,11 @@ export interface NatsServerOptions {
   readyTimeoutMs?: number;
   /** More command-line arguments (e.g. --tls ...). */
   extraArgs?: string[];
+  /**
+   * Configuration file text (JetStream domain, leaf nodes, accounts), passed with -c; the
+   * command-line flags still set the address, port, store and monitoring port.
+   */
+  config?: string;
 }
 
 export class NatsServer {
@@ -132,6 +138,29 @@ export class NatsServer {
   async dispose(): Promise<void> {
     await this.stop();
     if (this.ownsDir) rmSync(this.storeDir, { recursive: true, force: true });
+    if (this.options.config !== undefined) {
+      rmSync(path.join(this.storeDir, "..", `${path.basename(this.storeDir)}.conf`), { force: true });
+    }
+  }
+
+  /** Waits until this server has `count` leaf node connections (ms: how long at most). */
+  async waitLeafNodes(count: number, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.monitorPort}/leafz`);
+        const body = (await res.json()) as { leafnodes?: number };
+        if ((body.leafnodes ?? 0) >= count) return;
+        last = JSON.stringify(body).slice(0, 200);
+      } catch (err) {
+        last = String(err);
+      }
+      await sleep(50);
+    }
+    throw new Error(
+      `nats-server on port ${this.port}: no ${count} leaf node connection(s) after ${timeoutMs} ms: ${last}`,
+    );
   }
 
   private async launch(): Promise<void> {
@@ -158,6 +187,11 @@ export class NatsServer {
         "--routes",
         c.routes.join(","),
       );
+    }
+    if (this.options.config !== undefined) {
+      const file = path.join(this.storeDir, "..", `${path.basename(this.storeDir)}.conf`);
+      writeFileSync(file, this.options.config);
+      args.push("-c", file);
     }
     args.push(...(this.options.extraArgs ?? []));
     const proc = spawn(natsServerBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
@@ -228,5 +262,93 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     dispose: async () => {
       await Promise.all(servers.map((s) => s.dispose()));
     },
+  };
+}
+
+export interface NatsLeafDomains {
+  /** The server of the JetStream domain "hub", which holds the buckets. */
+  hub: NatsServer;
+  /** A leaf node with a JetStream domain of its own ("leaf"); clients connect here. */
+  leaf: NatsServer;
+  /** The domain clients on the leaf name to reach the hub's JetStream. */
+  domain: string;
+  dispose(): Promise<void>;
+}
+
+/**
+ * A hub in JetStream domain "hub" and a leaf node in domain "leaf" connected to it. A client
+ * of the leaf reaches the hub's JetStream only through the domain's API prefix: the leaf
+ * connection maps `$JS.hub.API.>` (and KV subjects under it) back onto the hub's.
+ */
+export async function startNatsLeafDomains(): Promise<NatsLeafDomains> {
+  const leafPort = await freePort();
+  const hub = await NatsServer.start({
+    config: `jetstream { domain: hub }\nleafnodes { listen: "127.0.0.1:${leafPort}" }\n`,
+  });
+  const leaf = await NatsServer.start({
+    config: `jetstream { domain: leaf }\nleafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${leafPort}" } ] }\n`,
+  }).catch(async (err: unknown) => {
+    await hub.dispose();
+    throw err;
+  });
+  const pair: NatsLeafDomains = {
+    hub,
+    leaf,
+    domain: "hub",
+    dispose: async () => {
+      await leaf.dispose();
+      await hub.dispose();
+    },
+  };
+  try {
+    await hub.waitLeafNodes(1);
+  } catch (err) {
+    await pair.dispose();
+    throw err;
+  }
+  return pair;
+}
+
+export interface NatsImportedJetStream {
+  server: NatsServer;
+  /** Where account I reaches account A's JetStream API and KV subjects. */
+  apiPrefix: string;
+  /** Inbox prefix of account I's clients: A's watch deliveries reach them under it. */
+  inboxPrefix: string;
+  /** Credentials of account A, which owns the JetStream (unauthenticated clients are user i of I). */
+  ownerUser: { user: string; pass: string };
+  dispose(): Promise<void>;
+}
+
+/**
+ * One server, two accounts: A has JetStream; I has none and uses A's through imports under the
+ * API prefix "fromA" (API and KV subjects), A's deliveries to I's inboxes under "forI".
+ */
+export async function startNatsImportedJetStream(): Promise<NatsImportedJetStream> {
+  const config = `
+accounts: {
+  A: {
+    jetstream: enabled
+    users: [ { user: a, password: a } ]
+    exports: [ { service: "$JS.API.>" }, { service: "$KV.>" }, { stream: "forI.>" } ]
+  }
+  I: {
+    users: [ { user: i, password: i } ]
+    imports: [
+      { service: { account: A, subject: "$JS.API.>" }, to: "fromA.>" }
+      { service: { account: A, subject: "$KV.>" }, to: "fromA.$KV.>" }
+      { stream: { account: A, subject: "forI.>" } }
+    ]
+  }
+}
+no_auth_user: i
+`;
+  const server = await NatsServer.start({ config });
+  return {
+    server,
+    apiPrefix: "fromA",
+    inboxPrefix: "forI",
+    ownerUser: { user: "a", pass: "a" },
+    dispose: () => server.dispose(),
   };
 }

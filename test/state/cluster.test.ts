@@ -6,21 +6,15 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROVIDER_TICKETS_BUCKET } from "../../src/state/buckets.js";
-import { connectNatsKv } from "../../src/state/nats-kv.js";
-import { openStateStore, type StateStore } from "../../src/state/store.js";
+import {
+  type ContentionBuckets,
+  prepareBuckets,
+  Referee,
+  startRacers,
+  totals,
+} from "../helpers/contention/index.js";
 import { type NatsCluster, startNatsCluster } from "../helpers/nats-server.js";
-import { OvercommitChecker } from "../helpers/overcommit-checker.js";
 import { providerState } from "../helpers/state-fixtures.js";
-import { TicketFollower } from "../helpers/ticket-follower.js";
-import { startWorker } from "../helpers/workers.js";
-
-interface Report {
-  claims: number;
-  granted: string[];
-  errors: string[];
-  contention: number;
-  timeline: [number, string, number, number][];
-}
 
 const STATES = [
   providerState("node-a", { totalVramMiB: 16384, lastProbedAt: "" }),
@@ -51,36 +45,24 @@ const PROVIDERS = [
 
 describe("cluster: one of three servers dies mid-run", () => {
   let cluster: NatsCluster;
-  let setup: StateStore;
+  let buckets: ContentionBuckets;
 
   beforeAll(async () => {
     cluster = await startNatsCluster(3);
-    const kv = await connectNatsKv({ servers: cluster.urls });
-    await kv.bucket(PROVIDER_TICKETS_BUCKET, {
-      history: 64,
-      ttlMs: 600_000,
-      maxValueBytes: 4096,
-      replicas: 3,
-    });
-    await kv.close();
-    setup = await openStateStore(cluster.urls, { replicas: 3 });
-    for (const s of STATES) await setup.providerWriter.publish(s);
+    buckets = await prepareBuckets(cluster.urls, STATES, 3);
   });
 
   afterAll(async () => {
-    await setup?.close();
+    await buckets?.close();
     await cluster?.dispose();
   });
 
   it("keeps granting claims and never overcommits", async () => {
-    const checker = new OvercommitChecker(new Map(STATES.map((s) => [s.name, s])));
-    const seenPut = new Set<string>();
     const log: string[] = [];
-    const follower = await TicketFollower.start(cluster.urls, PROVIDER_TICKETS_BUCKET, (e) => {
-      checker.apply(e.key, e.operation, e.value, e.revision);
+    const referee = await Referee.start(cluster.urls, STATES, (e) => {
       log.push(`${e.revision} ${e.operation} ${e.key} ${new TextDecoder().decode(e.value).slice(0, 400)}`);
-      if (e.operation === "PUT") seenPut.add(e.key.slice(e.key.indexOf("__") + 2));
     });
+    const { checker } = referee;
     // Which node leads the tickets stream (the hardest one to lose).
     const nc = await connect({ servers: cluster.urls });
     const info = await (await jetstreamManager(nc)).streams.info(`KV_${PROVIDER_TICKETS_BUCKET}`);
@@ -90,24 +72,22 @@ describe("cluster: one of three servers dies mid-run", () => {
     const victim = cluster.servers[Math.max(0, ["n1", "n2", "n3"].indexOf(leader ?? "n1"))]!;
 
     const startAt = Date.now() + 500;
-    const workers = [0, 1].map((id) =>
-      startWorker<Report>({
-        id: `c${id}`,
-        servers: cluster.urls,
-        replicas: 3,
-        seed: 7 + id,
-        claimers: 8,
-        // Long enough after the kill for an election on a loaded machine (once, in CI, no claim
-        // was granted in the 10.5 s left after the kill; the election time is logged below).
-        durationMs: 22000,
-        startAt,
-        holdMs: [0, 5],
-        refusedPauseMs: 5,
-        providers: PROVIDERS,
-        storeOptions: { catchUpTimeoutMs: 1000 },
-      }),
-    );
-    await Promise.all(workers.map((w) => w.ready));
+    const racers = startRacers(2, (id) => ({
+      id: `c${id}`,
+      servers: cluster.urls,
+      replicas: 3,
+      seed: 7 + id,
+      claimers: 8,
+      // Long enough after the kill for an election on a loaded machine (once, in CI, no claim
+      // was granted in the 10.5 s left after the kill; the election time is logged below).
+      durationMs: 22000,
+      startAt,
+      holdMs: [0, 5],
+      refusedPauseMs: 5,
+      providers: PROVIDERS,
+      storeOptions: { catchUpTimeoutMs: 1000 },
+    }));
+    await racers.ready;
     await new Promise((r) => setTimeout(r, startAt - Date.now() + 3000));
     const killedAt = Date.now();
     await victim.kill();
@@ -133,25 +113,23 @@ describe("cluster: one of three servers dies mid-run", () => {
         await nc2.close().catch(() => undefined);
       }
     })();
-    const reports = await Promise.all(workers.map((w) => w.done));
-    await follower.caughtUp(30_000);
-    await follower.stop();
+    const t = totals(await racers.done);
+    await referee.finish(30_000);
 
-    const timeline = reports.flatMap((r) => r.timeline);
-    const okBefore = timeline.filter(([t, k]) => k === "ok" && t < killedAt).length;
-    const okAfter = timeline.filter(([t, k]) => k === "ok" && t > killedAt + 100).length;
-    const errors = reports.flatMap((r) => r.errors);
-    const granted = reports.flatMap((r) => r.granted);
+    const okBefore = t.timeline.filter(([at, k]) => k === "ok" && at < killedAt).length;
+    const okAfter = t.timeline.filter(([at, k]) => k === "ok" && at > killedAt + 100).length;
     console.log(
       `cluster: killed ${leader ?? "?"} (stream leader); new leader after ${electionMs} ms; ` +
         `${okBefore} granted before, ${okAfter} after; ` +
-        `${errors.length} unavailable errors during the election; ${checker.revisionsChecked} revisions checked, ` +
-        `follower restarts ${follower.restarts}`,
+        `${t.errors.length} unavailable errors during the election; ${checker.revisionsChecked} revisions checked, ` +
+        `follower restarts ${referee.restarts}`,
     );
     expect(okBefore).toBeGreaterThan(10);
     expect(okAfter).toBeGreaterThan(10);
-    expect(errors.filter((e) => e !== "KUBEMOOT_STATE_UNAVAILABLE" && !e.startsWith("release:"))).toEqual([]);
-    expect(reports.reduce((n, r) => n + r.contention, 0)).toBe(0);
+    expect(t.errors.filter((e) => e !== "KUBEMOOT_STATE_UNAVAILABLE" && !e.startsWith("release:"))).toEqual(
+      [],
+    );
+    expect(t.contention).toBe(0);
     if (checker.violations.length > 0) {
       const v = checker.violations[0]!;
       console.log(JSON.stringify(v));
@@ -165,6 +143,6 @@ describe("cluster: one of three servers dies mid-run", () => {
       );
     }
     expect(checker.violations).toEqual([]);
-    expect(granted.filter((id) => !seenPut.has(id))).toEqual([]);
+    expect(referee.unseen(t.granted)).toEqual([]);
   });
 });

@@ -4,9 +4,9 @@ import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ticket } from "../../src/core/shapes.js";
 import { openStateStore, type StateStore } from "../../src/state/store.js";
+import { killWorker, startWorker } from "../helpers/contention/index.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { providerState } from "../helpers/state-fixtures.js";
-import { killWorker, startWorker } from "../helpers/workers.js";
 
 const LEASE_MS = 3000;
 const GRACE_MS = 1000; // the store's default lease grace

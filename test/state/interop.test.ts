@@ -13,7 +13,7 @@ import {
 import { openStateStore, type StateStore } from "../../src/state/store.js";
 import { NatsServer } from "../helpers/nats-server.js";
 
-// spec/state.md's example, byte for byte (usable(24563) = 21616).
+// Kubemoot's example provider state, byte for byte (docs/rules/state.md §2.1; usable(24563) = 21616).
 const KUBEMOOT_STATE =
   '{"name":"ollama-rig1","endpoint":"http://ollama.ollama-rig1:11434","maxParallel":1,' +
   '"activeCount":0,"queueDepth":0,"loadedModels":[],"ready":true,"lastProbedAt":"2026-06-11T00:00:00Z",' +

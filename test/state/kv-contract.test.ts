@@ -1,13 +1,14 @@
-// The KV contract: one suite, run against the in-memory store and a real nats-server. Both
-// implementations must agree on revisions, CAS, tombstones, prefix scans, watches, TTL and
-// how they fail when the backend is away.
+// The KV contract: one suite, run against the in-memory store and real nats-servers (plain, a
+// JetStream domain reached from a leaf node, and another account's JetStream under an API
+// prefix). Every implementation must agree on revisions, CAS, tombstones, prefix scans,
+// watches, TTL and how they fail when the backend is away.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { BucketSettings, KvBucket, KvEntry, KvStore, KvWatch } from "../../src/state/kv.js";
 import { decodeJson, encodeJson } from "../../src/state/kv.js";
 import { MemoryKvStore } from "../../src/state/memory-kv.js";
-import { connectNatsKv } from "../../src/state/nats-kv.js";
-import { NatsServer } from "../helpers/nats-server.js";
+import { connectNatsKv, type NatsKvOptions } from "../../src/state/nats-kv.js";
+import { NatsServer, startNatsImportedJetStream, startNatsLeafDomains } from "../helpers/nats-server.js";
 
 interface Harness {
   store: KvStore;
@@ -29,21 +30,46 @@ const harnesses: Record<string, () => Promise<Harness>> = {
   },
   nats: async () => {
     const server = await NatsServer.start();
-    const store = await connectNatsKv({ servers: server.url, reconnectWaitMs: 100 });
-    return {
-      store,
-      offline: () => server.stop(),
-      online: async () => {
-        await server.restart();
-        await until(() => store.connection.connected, 10_000);
-      },
-      dispose: async () => {
-        await store.close();
-        await server.dispose();
-      },
-    };
+    return natsHarness(server, {}, () => server.dispose());
+  },
+  "nats, JetStream domain": async () => {
+    const domains = await startNatsLeafDomains();
+    return natsHarness(
+      domains.leaf,
+      { domain: domains.domain },
+      () => domains.dispose(),
+      () => domains.hub.waitLeafNodes(1),
+    );
+  },
+  "nats, API prefix": async () => {
+    const imported = await startNatsImportedJetStream();
+    const { apiPrefix, inboxPrefix } = imported;
+    return natsHarness(imported.server, { apiPrefix, inboxPrefix }, () => imported.dispose());
   },
 };
+
+/** A NATS store on `server` (the one clients connect to), offline = that server stopped. */
+async function natsHarness(
+  server: NatsServer,
+  options: Omit<NatsKvOptions, "servers">,
+  dispose: () => Promise<void>,
+  linked: () => Promise<void> = async () => undefined,
+): Promise<Harness> {
+  const store = await connectNatsKv({ ...options, servers: server.url, reconnectWaitMs: 100 });
+  return {
+    store,
+    offline: () => server.stop(),
+    online: async () => {
+      await server.restart();
+      await until(() => store.connection.connected, 10_000);
+      await linked();
+    },
+    dispose: async () => {
+      await store.close();
+      await dispose();
+    },
+  };
+}
 
 const SETTINGS: BucketSettings = { history: 1, ttlMs: 0, maxValueBytes: 4096, replicas: 1 };
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -86,7 +112,7 @@ for (const [name, make] of Object.entries(harnesses)) {
     let h: Harness;
     let n = 0;
     const fresh = (settings: Partial<BucketSettings> = {}): Promise<KvBucket> =>
-      h.store.bucket(`contract_${name}_${++n}`, { ...SETTINGS, ...settings });
+      h.store.bucket(`contract_${name.replace(/\W+/g, "_")}_${++n}`, { ...SETTINGS, ...settings });
 
     beforeAll(async () => {
       h = await make();

@@ -3,25 +3,17 @@
 // TypeScript loader is installed), driven over the IPC channel of child_process.fork:
 //   parent → {type:"run", config}   worker → {type:"ready"} ... {type:"done", report}
 // Modes: "race" (claim, hold briefly, release; by count or until a deadline) and "hold"
-// (claim the given tickets, report them, then idle until killed).
+// (claim the given tickets, report them, then idle until killed). workers.ts types the
+// configurations (RaceConfig, HoldConfig) and the report (WorkerReport).
 import { performance } from "node:perf_hooks";
-import { openStateStore } from "../../dist/src/state/index.js";
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { Rng } from "../../../dist/src/sim/prng.js";
+import { openStateStore } from "../../../dist/src/state/index.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function race(store, config) {
-  const random = rng(config.seed);
+  const rng = new Rng(config.seed);
+  const random = () => rng.float();
   const report = {
     claims: 0,
     granted: [],
@@ -33,7 +25,7 @@ async function race(store, config) {
     wins: {},
     timeline: [],
     latencies: [],
-    unjustified: 0,
+    casConflicts: 0,
     durationMs: 0,
   };
   const picks = [];

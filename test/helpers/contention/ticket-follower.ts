@@ -1,9 +1,7 @@
-// The independent checker's feed: follows every message of the tickets bucket in revision
-// order over its own NATS connection, with the plain @nats-io/kv client (none of src/state).
-// If its watch stalls (its consumer lived on a node that died), it resumes after the last
-// revision it saw. Tests pre-create the bucket with history 64 so that no ticket revision is
-// dropped before it is read: a ticket key gets two messages (write, delete), so only keys
-// written more than 64 times (the claim guards) can lose revisions, and those carry no budget.
+// The referee's feed: follows every message of the tickets bucket in revision order over its
+// own NATS connection, with the plain @nats-io/kv client (none of src/state). If its watch
+// stalls (its consumer lived on a node that died), it resumes after the last revision it saw.
+// The bucket keeps every revision it needs (setup.ts).
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";

@@ -27,6 +27,16 @@ interface T {
 
 const decoder = new TextDecoder();
 
+/** The map under `key` of a map of maps, created when absent. */
+function inner<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
+  let m = outer.get(key);
+  if (m === undefined) {
+    m = new Map();
+    outer.set(key, m);
+  }
+  return m;
+}
+
 export function usable(total: number): number {
   if (!(total > 0)) return 0;
   return Math.max(0, total - Math.max(2048, Math.floor(0.12 * total)));
@@ -98,11 +108,7 @@ export class OvercommitChecker {
       const i = rest.indexOf("__");
       if (i > 0) {
         const provider = rest.slice(0, i);
-        let m = this.overlays.get(provider);
-        if (m === undefined) {
-          m = new Map();
-          this.overlays.set(provider, m);
-        }
+        const m = inner(this.overlays, provider);
         if (operation === "PUT") {
           const v = JSON.parse(decoder.decode(value)) as { modelName: string; modelFootprintMiB: number };
           m.set(key, { model: v.modelName, mib: v.modelFootprintMiB });
@@ -115,11 +121,7 @@ export class OvercommitChecker {
     const i = key.indexOf("__");
     if (i <= 0) return undefined;
     const provider = key.slice(0, i);
-    let m = this.tickets.get(provider);
-    if (m === undefined) {
-      m = new Map();
-      this.tickets.set(provider, m);
-    }
+    const m = inner(this.tickets, provider);
     if (operation === "PUT") {
       let v: { modelName?: string; modelFootprintMiB?: number; evicts?: Record<string, number> };
       try {

@@ -1,0 +1,89 @@
+// The guard key of a provider as the claim engine reads and writes it (docs/rules/state.md
+// §6): the last decision's revision and pending tickets, taken from the watched copy or read
+// back from the bucket, and the value of a new decision, kept under the bucket's value limit.
+import type { Ticket } from "../core/shapes.js";
+import type { KvBucket } from "./kv.js";
+import { decodeJson, encodeJson } from "./kv.js";
+import { guardJson, parseGuard } from "./ticket-codec.js";
+import { guardKey, ticketKey } from "./ticket-keys.js";
+import type { TicketsMirror } from "./tickets-view.js";
+
+/** The last decision on a provider: the guard's revision (0 = none) and its tickets. */
+export interface Guard {
+  revision: number;
+  pending: Ticket[];
+}
+
+/** Room a guard value leaves below the bucket's value limit (bytes). */
+const GUARD_HEADROOM_BYTES = 296;
+
+/** The guard as the copy holds it. */
+export function guardFromMirror(mirror: TicketsMirror, provider: string): Guard {
+  const key = guardKey(provider);
+  const seen = mirror.seen(key);
+  const v = mirror.get(key)?.value;
+  return {
+    revision: seen === undefined ? 0 : seen.revision,
+    pending: v?.kind === "guard" ? v.guard.pending : [],
+  };
+}
+
+/**
+ * The guard to decide against: the one read back after a lost CAS (or our own last commit)
+ * unless the copy already holds a newer one. A read-back revision 0 means the server dropped
+ * the guard by TTL: trust it.
+ */
+export function pickGuard(mirror: TicketsMirror, provider: string, authoritative: Guard | null): Guard {
+  const fromMirror = guardFromMirror(mirror, provider);
+  return authoritative !== null &&
+    (authoritative.revision === 0 || authoritative.revision > fromMirror.revision)
+    ? authoritative
+    : fromMirror;
+}
+
+/** Pending tickets of a guard that the copy has never seen (not even as a tombstone), still live. */
+export function unseenPending(
+  mirror: TicketsMirror,
+  provider: string,
+  guard: Guard,
+  liveNowMs: number,
+): Ticket[] {
+  return guard.pending.filter(
+    (t) =>
+      mirror.seen(ticketKey(provider, t.ticketId)) === undefined &&
+      (t.expiresAt === undefined || t.expiresAt > liveNowMs),
+  );
+}
+
+/** Reads the guard from the bucket itself (when the copy does not bring the newer one). */
+export async function readGuard(bucket: KvBucket, provider: string): Promise<Guard> {
+  const e = await bucket.get(guardKey(provider));
+  if (e === null) return { revision: 0, pending: [] };
+  let raw: unknown;
+  try {
+    raw = decodeJson(e.value);
+  } catch {
+    raw = undefined;
+  }
+  return { revision: e.revision, pending: parseGuard(raw, provider).pending };
+}
+
+/**
+ * The guard value listing `decided`, dropping claims from the end until it fits the bucket's
+ * value limit; the dropped ones (in order) wait for the next round.
+ */
+export function guardValue<T extends { ticket: Ticket }>(
+  bucket: KvBucket,
+  decided: T[],
+): { value: Uint8Array; deferred: T[] } {
+  const limit = bucket.settings.maxValueBytes;
+  const maxBytes = limit > 0 ? limit - GUARD_HEADROOM_BYTES : Number.POSITIVE_INFINITY;
+  const encode = () => encodeJson(guardJson({ pending: decided.map((p) => p.ticket) }));
+  let value = encode();
+  const deferred: T[] = [];
+  while (value.byteLength > maxBytes && decided.length > 1) {
+    deferred.unshift(decided.pop()!);
+    value = encode();
+  }
+  return { value, deferred };
+}
