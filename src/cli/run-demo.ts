@@ -8,18 +8,21 @@ import path from "node:path";
 import { pino } from "pino";
 import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../sidecar/standalone.js";
-import { loadManifests } from "../operator/manifests/index.js";
-import { startDemoFleet, writeDemoManifests } from "./fleet.js";
-import { type CallResult, CrewTraffic, type DemoAgent } from "./traffic.js";
 import {
   addResult,
+  type CallResult,
+  CrewTraffic,
+  type DemoAgent,
   emptyTotals,
   placementLine,
   renderScreen,
   type Screen,
+  startDemoFleet,
   statusLine,
   totalsLine,
-} from "./view.js";
+  writeDemoManifests,
+} from "../demo/index.js";
+import { loadManifests } from "../operator/manifests/index.js";
 
 export interface DemoOptions {
   /** Seconds; 0 = until stopped. */

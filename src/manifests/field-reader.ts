@@ -1,27 +1,17 @@
 // Typed reading of one parsed document with the field path tracked: each reader returns the
 // value (or undefined) and records an issue naming the field when the value has the wrong
-// type or range. The rules mirror the CRD schemas in chart/crds/.
-
-export interface DocumentRef {
-  file: string;
-  /** 1-based position of the document in its file. */
-  document: number;
-  kind?: string;
-  /** `<ns>/<name>` or `<name>`. */
-  object?: string;
-}
-
-export interface ManifestIssue extends DocumentRef {
-  /** e.g. `spec.rules[0].prefer[1].weight`; empty for the document as a whole. */
-  field: string;
-  message: string;
-}
+// type or range. One reader for every kind read from manifests (the binder's, the fleet's,
+// the topology dry run's); the rules of each kind are its reader's, mirroring chart/crds/.
+import type { DocumentRef, ManifestIssue } from "./issues.js";
 
 export type Json = Record<string, unknown>;
 
 export class FieldReader {
-  readonly issues: ManifestIssue[] = [];
-  constructor(readonly doc: DocumentRef) {}
+  /** `issues` may be shared by the readers of several documents. */
+  constructor(
+    readonly doc: DocumentRef,
+    readonly issues: ManifestIssue[] = [],
+  ) {}
 
   fail(field: string, message: string): undefined {
     this.issues.push({ ...this.doc, field, message });
@@ -55,18 +45,20 @@ export class FieldReader {
     return v;
   }
 
-  /** An integer ≥ min (default 0). */
+  /** An integer ≥ min (default 0) and, when given, ≤ max. */
   integer(
     parent: Json | undefined,
     key: string,
     path: string,
-    opts: { required?: boolean; min?: number } = {},
+    opts: { required?: boolean; min?: number; max?: number } = {},
   ) {
     const v = parent?.[key];
     const min = opts.min ?? 0;
+    const max = opts.max ?? Number.POSITIVE_INFINITY;
     if (v === undefined || v === null) return opts.required ? this.fail(path, "required") : undefined;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) {
-      return this.fail(path, `expected an integer ≥ ${min}, got ${describe(v)}`);
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) {
+      const range = opts.max === undefined ? `≥ ${min}` : `in ${min}..${opts.max}`;
+      return this.fail(path, `expected an integer ${range}, got ${describe(v)}`);
     }
     return v;
   }
@@ -78,6 +70,14 @@ export class FieldReader {
     return v;
   }
 
+  /** A list, its items unread; absent gives undefined. */
+  list(parent: Json | undefined, key: string, path: string, required = false): unknown[] | undefined {
+    const v = parent?.[key];
+    if (v === undefined || v === null) return required ? this.fail(path, "required") : undefined;
+    if (!Array.isArray(v)) return this.fail(path, `expected a list, got ${describe(v)}`);
+    return v;
+  }
+
   /** An array whose items are read by `item`; absent gives undefined. */
   array<T>(
     parent: Json | undefined,
@@ -86,9 +86,8 @@ export class FieldReader {
     item: (value: unknown, path: string) => T | undefined,
     opts: { required?: boolean; minItems?: number } = {},
   ): T[] | undefined {
-    const v = parent?.[key];
-    if (v === undefined || v === null) return opts.required ? this.fail(path, "required") : undefined;
-    if (!Array.isArray(v)) return this.fail(path, `expected a list, got ${describe(v)}`);
+    const v = this.list(parent, key, path, opts.required);
+    if (v === undefined) return undefined;
     if (opts.minItems !== undefined && v.length < opts.minItems) {
       return this.fail(path, `expected at least ${opts.minItems} item(s)`);
     }
@@ -136,12 +135,4 @@ export function describe(v: unknown): string {
   if (typeof v === "object") return "an object";
   if (typeof v === "string") return JSON.stringify(v);
   return `${typeof v} ${String(v)}`;
-}
-
-/** `file (document 2, Model kubemoot/qwen3-32b): spec.vramMib: expected …`. */
-export function formatIssue(i: ManifestIssue): string {
-  const what = [`document ${i.document}`, i.kind && i.object ? `${i.kind} ${i.object}` : i.kind]
-    .filter(Boolean)
-    .join(", ");
-  return `${i.file} (${what}): ${i.field ? `${i.field}: ` : ""}${i.message}`;
 }

@@ -1,5 +1,5 @@
-import { runDemo } from "../../demo/run-demo.js";
 import { type Command, numberFlag } from "../command.js";
+import { runDemo } from "../run-demo.js";
 
 export const command: Command = {
   name: "demo",

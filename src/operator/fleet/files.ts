@@ -9,7 +9,7 @@
 // withExtraProviders) — never written into the manifests.
 import { resolve } from "node:path";
 import { stringify } from "yaml";
-import { readDocuments } from "../manifests/index.js";
+import { readDocuments } from "../../manifests/index.js";
 import { atomicWrite } from "../sources/file-sink.js";
 import { type Logger, silentLogger } from "../sources/types.js";
 import { type DesiredFleet, desiredFleet, type FleetObjects, type RawObject } from "./desired.js";

@@ -16,15 +16,8 @@ import { type FSWatcher, watch } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve, sep } from "node:path";
 import type { ClusterSnapshot } from "../../binding/index.js";
-import {
-  emptyManifestSet,
-  formatIssue,
-  type ManifestIssue,
-  type ManifestSet,
-  manifestFiles,
-  parseManifests,
-  toSnapshot,
-} from "../manifests/index.js";
+import { formatIssue, type ManifestIssue, manifestFiles } from "../../manifests/index.js";
+import { emptyManifestSet, type ManifestSet, parseManifests, toSnapshot } from "../manifests/index.js";
 import { providerInfos } from "./providers.js";
 import {
   type ChangeListener,
