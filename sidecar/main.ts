@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
-import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
+import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
 import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
 import { type ApiServer, startApiServer } from "./api/server.js";
 import { createSidecarMetrics } from "./metrics.js";

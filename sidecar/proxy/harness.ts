@@ -3,12 +3,13 @@
 // Ollama-client ProviderOps, and the proxy itself. Not used by the product.
 
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
-import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import type { Logger } from "../../src/log/index.js";
+import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { ollamaOps } from "../ollama-ops.js";
 import { schedulerConfigFromEnv } from "../scheduler/config.js";
 import { Scheduler } from "../scheduler/scheduler.js";
-import type { ProxyHooks, ProxyLogger, ProxySettings } from "./options.js";
+import type { ProxyHooks, ProxySettings } from "./options.js";
 import { type ProxyServer, startProxy } from "./server.js";
 
 export interface HarnessProvider extends EmulatorOptions {
@@ -23,7 +24,7 @@ export interface HarnessOptions {
   env?: NodeJS.ProcessEnv;
   proxy?: Partial<ProxySettings>;
   hooks?: ProxyHooks;
-  logger?: ProxyLogger;
+  logger?: Logger;
   /** Publisher probe interval (ms); default 250. */
   probeIntervalMs?: number;
 }

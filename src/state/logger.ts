@@ -1,16 +1,2 @@
-// The logging surface the state layer needs: a subset of pino's, so a pino logger (or a child
-// of one) can be passed as is.
-
-export type LogFn = (obj: object, msg?: string) => void;
-
-export interface Logger {
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
-
-const noop: LogFn = () => undefined;
-
-/** Discards everything (the default when no logger is given). */
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+// The state layer's files take the logger from here; the type lives in src/log.
+export { type LogFn, type Logger, silentLogger } from "../log/index.js";

@@ -1,17 +1,13 @@
-// The provider publisher (the operator's half of shared state): probes each configured
+// The provider publisher (the operator's half of shared state; the sidecar runs one too): probes each configured
 // provider's /api/ps, /api/tags and /api/version (and a DCGM exporter when configured) at an
 // interval and right after any change it is told of, and publishes `kubemoot_provider_state`.
 // A provider goes ready=false after consecutive failures (short blips are ridden out) and comes
 // back on the first good probe.
-import type { ProviderState } from "../../core/shapes.js";
-import { OllamaClient, readDcgmFramebuffer } from "../../engines/index.js";
-import {
-  DEFAULT_FAILURE_THRESHOLD,
-  ProbeFailureTracker,
-  type ProviderProbeConfig,
-  toProviderState,
-  unreadyProviderState,
-} from "../probe/index.js";
+import type { ProviderState } from "../core/shapes.js";
+import { OllamaClient, readDcgmFramebuffer } from "../engines/index.js";
+import type { Logger } from "../log/index.js";
+import { DEFAULT_FAILURE_THRESHOLD, ProbeFailureTracker } from "./failure-tracker.js";
+import { type ProviderProbeConfig, toProviderState, unreadyProviderState } from "./provider-state.js";
 
 export interface PublishedProvider extends ProviderProbeConfig {
   /** A DCGM exporter's metrics URL; its framebuffer total wins over `totalVramMiB`. */
@@ -24,11 +20,6 @@ export interface ProviderStateSink {
   remove(name: string): Promise<unknown>;
 }
 
-export interface PublisherLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
 export interface PublisherOptions {
   sink: ProviderStateSink;
   /** Probe interval per provider (ms); default 10 000. */
@@ -39,7 +30,7 @@ export interface PublisherOptions {
   failureThreshold?: number;
   /** Epoch ms; default Date.now. */
   now?: () => number;
-  logger?: PublisherLogger;
+  logger?: Logger;
   /** Called after every publish (tests, the operator's status writer). */
   onPublish?: (state: ProviderState) => void;
 }
