@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import { parseHostPort } from "../../../sidecar/main.js";
 import { parseDuration } from "../../duration/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { parseHostPort } from "../../net/index.js";
 import { startOperator } from "../../operator/index.js";
 import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
 import { openStateStore } from "../../state/index.js";
