@@ -3,8 +3,8 @@
 // Each test gets a fresh harness so that no residency, ticket or learned ratio leaks between them.
 import { Agent } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseNdjson, parseSse, waitFor } from "../../src/emulator/testing.js";
-import { type Harness, type HarnessOptions, startHarness } from "./harness.js";
+import { parseNdjson, parseSse, waitFor } from "../../test/helpers/emulator-http.js";
+import { type Harness, type HarnessOptions, startHarness } from "../../test/helpers/proxy-harness.js";
 import type { CallRecord, TruncationReport } from "./index.js";
 
 let h: Harness;

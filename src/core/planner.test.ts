@@ -1,9 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Candidate } from "./candidates.js";
-import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
-import { type ModelDemand, NO_DEMAND } from "./demand.js";
-import { decide, type PlanRequest } from "./planner.js";
-import type { PlacementSnapshot, ProviderHealth } from "./snapshot.js";
 import {
   iso,
   provider,
@@ -13,7 +8,12 @@ import {
   snapshot,
   T0,
   ticket,
-} from "./test-fixtures.js";
+} from "../../test/helpers/core-fixtures.js";
+import type { Candidate } from "./candidates.js";
+import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
+import { type ModelDemand, NO_DEMAND } from "./demand.js";
+import { decide, type PlanRequest } from "./planner.js";
+import type { PlacementSnapshot, ProviderHealth } from "./snapshot.js";
 
 const Q8 = "qwen3:8b";
 const Q14 = "qwen3:14b";

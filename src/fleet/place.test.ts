@@ -1,7 +1,16 @@
 // placeFleet over spec/fleet.md's rules, one small fleet per case. Each case states what it
 // expects as "cluster/index@pool" strings (members joined by "+"), worked out from the rules.
 import { describe, expect, it } from "vitest";
-import { cluster, deployment, engine, GPU_DRIVER, gpu, pool, replica, standalone } from "./fixtures.js";
+import {
+  cluster,
+  deployment,
+  engine,
+  GPU_DRIVER,
+  gpu,
+  pool,
+  replica,
+  standalone,
+} from "../../test/fleet/fixtures.js";
 import { placeFleet } from "./place.js";
 import type {
   FleetInput,

@@ -68,6 +68,19 @@ describe("the import graph of src/ and sidecar/", () => {
     expect(show(bad), "product imports of tests or benchmarks").toBe("");
   });
 
+  // Builders, harnesses and parsers that only tests use live under test/ (test/helpers and the
+  // fixtures beside integration tests), not among the product's modules.
+  it("every product module is used by the product or a benchmark (entry points aside)", () => {
+    const users = new Map<string, Set<string>>();
+    for (const i of [...imports, ...tsFiles(["bench"]).flatMap(importsOf)]) {
+      if (i.target === undefined || isTestFile(i.from)) continue;
+      users.set(i.target, (users.get(i.target) ?? new Set()).add(i.from));
+    }
+    const entryPoints = ["src/cli/main.ts"]; // bin/kubemoot-scheduler.js runs its build
+    const unused = files.filter((f) => !isTestFile(f) && !entryPoints.includes(f) && !users.has(f));
+    expect(unused.join("\n"), "product modules only tests import (or nothing does)").toBe("");
+  });
+
   // The CLI starts the sidecar, and the sidecar uses src/; nothing else in src/ may know it.
   it("only src/cli imports sidecar/", () => {
     const bad = imports.filter(

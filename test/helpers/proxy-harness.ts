@@ -1,16 +1,16 @@
-// An in-process sidecar around the proxy, for the proxy's tests and its benchmark: an embedded
-// memory state store, the provider publisher probing emulators over real HTTP, a Scheduler with
-// Ollama-client ProviderOps, and the proxy itself. Not used by the product.
+// An in-process sidecar around the proxy, for the proxy's tests: an embedded memory state
+// store, the provider publisher probing emulators over real HTTP, a Scheduler with
+// Ollama-client ProviderOps, and the proxy itself.
 
+import { ollamaOps } from "../../sidecar/ollama-ops.js";
+import type { ProxyHooks, ProxySettings } from "../../sidecar/proxy/options.js";
+import { type ProxyServer, startProxy } from "../../sidecar/proxy/server.js";
+import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { Logger } from "../../src/log/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
-import { ollamaOps } from "../ollama-ops.js";
-import { schedulerConfigFromEnv } from "../scheduler/config.js";
-import { Scheduler } from "../scheduler/scheduler.js";
-import type { ProxyHooks, ProxySettings } from "./options.js";
-import { type ProxyServer, startProxy } from "./server.js";
 
 export interface HarnessProvider extends EmulatorOptions {
   name: string;

@@ -1,8 +1,7 @@
-// Builders for the core's tests (and the bench): complete wire shapes from a few fields.
-// Not part of the public API.
+// Builders for the core's tests: complete wire shapes from a few fields.
 
-import type { ProviderState, Residency, Ticket } from "./shapes.js";
-import type { PlacementSnapshot } from "./snapshot.js";
+import type { ProviderState, Residency, Ticket } from "../../src/core/shapes.js";
+import type { PlacementSnapshot } from "../../src/core/snapshot.js";
 
 /** The tests' clock: 2026-06-11T00:00:00Z. */
 export const T0 = Date.UTC(2026, 5, 11);

@@ -1,4 +1,4 @@
-// Builders for tests and the benchmark: small, explicit objects with the common defaults
+// Builders for the fleet's tests: small, explicit objects with the common defaults
 // (one Standalone member claiming one GPU; a Ready cluster with a gateway).
 import type {
   Device,
@@ -9,7 +9,7 @@ import type {
   ModelDeployment,
   ModelReplica,
   ReplicaEngine,
-} from "./types.js";
+} from "../../src/fleet/types.js";
 
 export const GPU_DRIVER = "gpu.nvidia.com";
 

@@ -1,5 +1,4 @@
 // Helpers for tests that talk to an emulator over HTTP: framing parsers and polling.
-// Not part of the public API (index.ts); other test suites may import it directly.
 
 /** Splits an NDJSON body into objects (throws on a line that is not JSON). */
 export function parseNdjson(text: string): Array<Record<string, unknown>> {
