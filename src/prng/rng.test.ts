@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Rng } from "./prng.js";
+import { Rng } from "./rng.js";
 
 describe("Rng", () => {
   it("is a function of its seed", () => {
