@@ -10,7 +10,6 @@ export const command: Command = {
 (32605 MiB) and RTX 4090 (24563 MiB); the crew's agents send calls through the local proxy.
 On a terminal the view redraws about once a second; otherwise it prints one line per call and
 a status line every 5 seconds. Ctrl-C stops everything.`,
-  available: true,
   flags: {
     duration: {
       type: "string",

@@ -25,7 +25,6 @@ export const command: Command = {
     "Example:",
     "  kubemoot-scheduler fleet --manifests examples/fleet --output json",
   ].join("\n"),
-  available: true,
   flags: {
     ...MANIFESTS_FLAG,
     ...JSON_OUTPUT_FLAG,

@@ -41,7 +41,6 @@ not ready, and a leader that loses the Lease exits to restart as a standby.
 NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
 KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
 replicas of the KV buckets the operator creates when missing).`,
-  available: true,
   flags: {
     manifests: {
       type: "string",

@@ -33,7 +33,6 @@ export const command: Command = {
     "  kubemoot-scheduler topology --manifests examples/topology --output json",
     "  kubemoot-scheduler topology --manifests examples/topology --emit kueue | kubectl apply -f -",
   ].join("\n"),
-  available: true,
   flags: {
     ...MANIFESTS_FLAG,
     ...JSON_OUTPUT_FLAG,
