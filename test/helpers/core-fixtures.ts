@@ -2,6 +2,7 @@
 
 import type { ProviderState, Residency, Ticket } from "../../src/core/shapes.js";
 import type { PlacementSnapshot } from "../../src/core/snapshot.js";
+import { providerState } from "./state-fixtures.js";
 
 /** The tests' clock: 2026-06-11T00:00:00Z. */
 export const T0 = Date.UTC(2026, 5, 11);
@@ -13,25 +14,12 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** A ready provider probed at T0; resident models come from `loadedModelFootprintsMiB`. */
+/**
+ * A ready provider probed at T0 with no VRAM or context of its own unless given; resident models
+ * come from `loadedModelFootprintsMiB`.
+ */
 export function provider(name: string, over: Partial<ProviderState> = {}): ProviderState {
-  const loaded = over.loadedModelFootprintsMiB ?? {};
-  return {
-    name,
-    endpoint: `http://${name}:11434`,
-    maxParallel: 1,
-    activeCount: 0,
-    queueDepth: 0,
-    loadedModels: Object.keys(loaded),
-    ready: true,
-    lastProbedAt: iso(T0),
-    totalVramMiB: 0,
-    loadedModelFootprintsMiB: loaded,
-    availableModelFootprintsMiB: {},
-    contextLength: 0,
-    loadedModelContextLengths: {},
-    ...over,
-  };
+  return providerState(name, { lastProbedAt: iso(T0), totalVramMiB: 0, contextLength: 0, ...over });
 }
 
 let seq = 0;

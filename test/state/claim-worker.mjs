@@ -5,23 +5,13 @@
 // Modes: "race" (claim, hold briefly, release; by count or until a deadline) and "hold"
 // (claim the given tickets, report them, then idle until killed).
 import { performance } from "node:perf_hooks";
+import { mulberry32 } from "../../dist/src/prng/index.js";
 import { openStateStore } from "../../dist/src/state/index.js";
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function race(store, config) {
-  const random = rng(config.seed);
+  const random = mulberry32(config.seed);
   const report = {
     claims: 0,
     granted: [],
