@@ -4,8 +4,8 @@
 // released, NATS is closed.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { ErrorCode, KubemootError } from "../src/errors/index.js";
-import { ProviderPublisher, type PublishedProvider } from "../src/operator/publisher/index.js";
+import { parseHostPort } from "../src/net/index.js";
+import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
 import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
 import { type ApiServer, startApiServer } from "./api/server.js";
 import { createSidecarMetrics } from "./metrics.js";
@@ -49,17 +49,6 @@ export interface RunningSidecar {
   readonly scheduler: Scheduler;
   readonly state: StateStore;
   close(): Promise<void>;
-}
-
-export function parseHostPort(flag: string, value: string): { host: string; port: number } {
-  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[2]) : Number.NaN;
-  if (!m || port > 65535) {
-    throw new KubemootError(ErrorCode.InvalidConfig, `${flag}: expected HOST:PORT, got "${value}"`, {
-      field: flag,
-    });
-  }
-  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
 export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {

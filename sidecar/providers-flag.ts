@@ -2,7 +2,7 @@
 // process probes and publishes itself (the embedded default, and the direct-probe path when
 // no operator publishes provider state).
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
-import type { PublishedProvider } from "../src/operator/publisher/index.js";
+import type { PublishedProvider } from "../src/publisher/index.js";
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 

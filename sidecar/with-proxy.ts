@@ -1,8 +1,8 @@
 // Starts the local Ollama/OpenAI proxy on a running sidecar (the `extras` hook of
 // startSidecar), so the sidecar command, standalone and the demo wire it the same way.
 
+import { parseHostPort } from "../src/net/index.js";
 import type { SidecarContext } from "./main.js";
-import { parseHostPort } from "./main.js";
 import type { ProxySettings } from "./proxy/index.js";
 import { createProxyMetrics, startProxy } from "./proxy/index.js";
 

@@ -6,8 +6,8 @@
 // printed, never asserted (docs/benchmarks.md).
 import { performance } from "node:perf_hooks";
 import { indexSnapshot, plan } from "../../src/core/index.js";
+import { mulberry32 } from "../../src/prng/index.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
-import { mulberry32 } from "./prng.js";
 import { makeModels, makeRequests, makeSnapshot } from "./synthetic.js";
 
 const PROVIDER_COUNTS = [2, 64, 1024];

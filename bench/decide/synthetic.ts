@@ -9,7 +9,7 @@ import type {
   Ticket,
 } from "../../src/core/index.js";
 import { usableMiB } from "../../src/core/index.js";
-import type { Rng } from "./prng.js";
+import type { Random } from "../../src/prng/index.js";
 
 /** The snapshot's clock (epoch ms). */
 export const NOW = Date.UTC(2026, 5, 11);
@@ -21,11 +21,11 @@ export interface Model {
   footprintMiB: number;
 }
 
-function pick<T>(rng: Rng, xs: readonly T[]): T {
+function pick<T>(rng: Random, xs: readonly T[]): T {
   return xs[Math.floor(rng() * xs.length)]!;
 }
 
-export function makeModels(rng: Rng, n: number): Model[] {
+export function makeModels(rng: Random, n: number): Model[] {
   return Array.from({ length: n }, (_, i) => {
     const b = pick(rng, PARAMS_B);
     return { name: `m${i}:${b}b`, footprintMiB: Math.round(b * 780 + 900 + rng() * 400) };
@@ -33,7 +33,7 @@ export function makeModels(rng: Rng, n: number): Model[] {
 }
 
 /** A fleet mid-day: most cards hold one to three models, some calls in flight, some loads. */
-export function makeSnapshot(rng: Rng, providers: number, models: Model[]): PlacementSnapshot {
+export function makeSnapshot(rng: Random, providers: number, models: Model[]): PlacementSnapshot {
   const states: ProviderState[] = [];
   const tickets: Ticket[] = [];
   const health = new Map<string, ProviderHealth>();
@@ -107,7 +107,7 @@ function mkTicket(
   model: string,
   mib: number,
   cold: boolean,
-  rng: Rng,
+  rng: Random,
   seq: number,
 ): Ticket {
   const claimed = NOW - Math.floor(rng() * 60_000);
@@ -125,7 +125,7 @@ function mkTicket(
   };
 }
 
-export function makeRequests(rng: Rng, models: Model[], n: number): PlanRequest[] {
+export function makeRequests(rng: Random, models: Model[], n: number): PlanRequest[] {
   return Array.from({ length: n }, () => {
     const chosen = new Set<string>();
     const want = Math.min(3, models.length);

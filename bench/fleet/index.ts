@@ -8,7 +8,7 @@
 // counts. Absolute times are printed, never asserted (docs/benchmarks.md).
 import { performance } from "node:perf_hooks";
 import { clearFleetCaches, type FleetInput, type ModelReplica, placeFleet } from "../../src/fleet/index.js";
-import { mulberry32 } from "../decide/prng.js";
+import { mulberry32 } from "../../src/prng/index.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import { makeClusters, makeDeployments } from "./synthetic.js";
 

@@ -9,7 +9,7 @@ import type {
   Member,
   ModelDeployment,
 } from "../../src/fleet/index.js";
-import type { Rng } from "../decide/prng.js";
+import type { Random } from "../../src/prng/index.js";
 
 const DRIVER = "gpu.nvidia.com";
 const GPUS = [
@@ -22,8 +22,8 @@ const REGIONS = ["us-east", "us-west", "eu-central", "ap-south"];
 const TIERS = ["prod", "prod", "prod", "staging"];
 const POOLS_PER_CLUSTER = 8;
 
-const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
-const between = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
+const pick = <T>(rng: Random, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
+const between = (rng: Random, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
 
 function gpuDevice(kind: (typeof GPUS)[number]): Device {
   return {
@@ -37,7 +37,7 @@ function gpuDevice(kind: (typeof GPUS)[number]): Device {
   };
 }
 
-function makePool(rng: Rng, index: number): GpuPool {
+function makePool(rng: Random, index: number): GpuPool {
   const kind = GPUS[index % GPUS.length]!;
   const nodes = between(rng, 2, 16);
   const pool: GpuPool = { name: `pool-${index}`, nodes, devices: [gpuDevice(kind)] };
@@ -56,7 +56,7 @@ function makePool(rng: Rng, index: number): GpuPool {
   return { ...pool, observedNodes: observed, nodesByFreeDevices };
 }
 
-export function makeClusters(rng: Rng, count: number): InferenceCluster[] {
+export function makeClusters(rng: Random, count: number): InferenceCluster[] {
   return Array.from({ length: count }, (_, c): InferenceCluster => {
     const taints = rng() < 0.1 ? [{ key: "dedicated", value: "batch", effect: "NoSchedule" as const }] : [];
     return {
@@ -78,7 +78,7 @@ const SELECTORS = [
   `device.attributes["${DRIVER}"].driverVersion.isGreaterThan(semver("535.0.0"))`,
 ];
 
-function makeMembers(rng: Rng): Member[] {
+function makeMembers(rng: Random): Member[] {
   const selectors = [pick(rng, SELECTORS)];
   if (rng() < 0.2) {
     const count = pick(rng, [4, 8]);
@@ -90,7 +90,7 @@ function makeMembers(rng: Rng): Member[] {
   return [{ role: "Standalone", devices: [{ name: "gpu", count: pick(rng, [1, 1, 2, 4]), selectors }] }];
 }
 
-export function makeDeployments(rng: Rng, count: number): ModelDeployment[] {
+export function makeDeployments(rng: Random, count: number): ModelDeployment[] {
   return Array.from({ length: count }, (_, d): ModelDeployment => {
     const selector: Record<string, string> = { tier: rng() < 0.9 ? "prod" : "staging" };
     if (rng() < 0.3) selector.region = pick(rng, REGIONS);

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
-import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { ProviderPublisher } from "../../src/publisher/index.js";
 import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
 import { ProviderStateWriter } from "../../src/state/provider-state.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";

@@ -11,7 +11,7 @@ import { startProxy } from "../../sidecar/proxy/index.js";
 import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
 import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
 import { schedulerService } from "../../sidecar/scheduler/service.js";
-import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore } from "../../src/state/index.js";
 import { percentile } from "../lib/report.js";
 

@@ -7,6 +7,7 @@
 // gang at 10,000 nodes.
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import { mulberry32, type Random } from "../../src/prng/index.js";
 import {
   admitGang,
   buildCapacity,
@@ -17,7 +18,6 @@ import {
   reserve,
   ZONE,
 } from "../../src/topology/index.js";
-import { mulberry32, type Rng } from "../decide/prng.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 
 const BLOCK = "topology.kubemoot.ai/block";
@@ -39,7 +39,10 @@ function parseSeed(args: readonly string[]): number {
   return DEFAULT_SEED;
 }
 
-function makeNodes(rng: Rng, [zones, blocks, racks, hosts]: [number, number, number, number]): NodeState[] {
+function makeNodes(
+  rng: Random,
+  [zones, blocks, racks, hosts]: [number, number, number, number],
+): NodeState[] {
   const out: NodeState[] = [];
   for (let z = 0; z < zones; z++)
     for (let b = 0; b < blocks; b++)
@@ -69,7 +72,7 @@ function makeNodes(rng: Rng, [zones, blocks, racks, hosts]: [number, number, num
   return out;
 }
 
-function makeGangs(rng: Rng, count: number): Gang[] {
+function makeGangs(rng: Random, count: number): Gang[] {
   const gangs: Gang[] = [];
   for (let i = 0; i < count; i++) {
     const kind = rng();

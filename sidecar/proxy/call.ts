@@ -7,6 +7,7 @@ import type { Dispatcher } from "undici";
 import type { CallOutcome, ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import type { Logger } from "../../src/log/index.js";
 import type { PromptEstimate } from "../scheduler/ledger.js";
 import type { PlaceInput, PlacementOut, RefusalOut, Scheduler } from "../scheduler/scheduler.js";
 import { acquire } from "./acquire.js";
@@ -21,7 +22,7 @@ import {
   parseCallHeaders,
 } from "./kubemoot-headers.js";
 import { applyNumCtx, decideNumCtx, type NumCtxDecision } from "./num-ctx.js";
-import type { CallRecord, ProxyHooks, ProxyLogger, ProxySettings } from "./options.js";
+import type { CallRecord, ProxyHooks, ProxySettings } from "./options.js";
 import { type Api, type CallRequest, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
 
 export interface CallContext {
@@ -29,7 +30,7 @@ export interface CallContext {
   settings: ProxySettings;
   dispatcher: Dispatcher;
   providers: (() => ProviderState[] | Promise<ProviderState[]>) | undefined;
-  logger: ProxyLogger;
+  logger: Logger;
   hooks: ProxyHooks;
   /** Aborted when the proxy shuts down (in-flight calls end, their tickets are released). */
   shutdown: AbortSignal;

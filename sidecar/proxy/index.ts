@@ -21,7 +21,6 @@ export {
   DEFAULT_PROXY_PORT,
   DEFAULT_TIMEOUT_MS,
   type ProxyHooks,
-  type ProxyLogger,
   type ProxyOptions,
   type ProxySettings,
   resolveSettings,

@@ -1,21 +1,11 @@
 // Options of the local proxy, their defaults, and the hooks it reports through.
 import type { ProviderState } from "../../src/core/index.js";
 import { invalidArgument } from "../../src/errors/index.js";
+import type { Logger } from "../../src/log/index.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import type { ProxyReason } from "./http-errors.js";
 import type { NumCtxPolicy } from "./num-ctx.js";
 import type { Api } from "./validate.js";
-
-/** pino's logging surface (a pino logger or child fits). */
-export interface ProxyLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-const noop = () => undefined;
-export const SILENT_LOGGER: ProxyLogger = { debug: noop, info: noop, warn: noop, error: noop };
 
 /** One finished call, as the hooks and the log see it (never the prompt text). */
 export interface CallRecord {
@@ -96,7 +86,7 @@ export interface ProxyOptions {
    * those lists are empty and every model is left to the scheduler.
    */
   providers?: () => ProviderState[] | Promise<ProviderState[]>;
-  logger?: ProxyLogger;
+  logger?: Logger;
   hooks?: ProxyHooks;
   options?: Partial<ProxySettings>;
 }

@@ -11,17 +11,12 @@ import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
+import { silentLogger } from "../../src/log/index.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { type CallContext, handleCall } from "./call.js";
 import { openaiModelsBody, psBody, tagsBody } from "./catalog.js";
 import { badRequest, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
-import {
-  DEFAULT_PROXY_PORT,
-  type ProxyOptions,
-  type ProxySettings,
-  resolveSettings,
-  SILENT_LOGGER,
-} from "./options.js";
+import { DEFAULT_PROXY_PORT, type ProxyOptions, type ProxySettings, resolveSettings } from "./options.js";
 import type { Api } from "./validate.js";
 
 export interface ProxyServer {
@@ -51,7 +46,7 @@ const INFERENCE: Record<string, Api> = {
 
 export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
   const settings = resolveSettings(o.scheduler, o.options);
-  const logger = o.logger ?? SILENT_LOGGER;
+  const logger = o.logger ?? silentLogger;
   const hooks = o.hooks ?? {};
   const shutdown = new AbortController();
   // Every call in flight listens to it (and removes its listener when it ends).

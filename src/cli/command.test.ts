@@ -4,7 +4,6 @@ import { type Command, numberFlag, parseFlags } from "./command.js";
 const cmd: Command = {
   name: "t",
   summary: "test",
-  available: true,
   flags: {
     interval: { type: "string", default: "10000", env: "T_INTERVAL", description: "ms" },
     verbose: { type: "boolean", env: "T_VERBOSE", description: "more" },

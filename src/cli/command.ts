@@ -24,14 +24,11 @@ export interface Command {
   /** Extra paragraphs for --help. */
   details?: string;
   flags: Record<string, FlagSpec>;
-  /** False for commands whose work is not built yet: they print so and exit 2. */
-  available: boolean;
   run(flags: FlagValues, positionals: string[]): Promise<number>;
 }
 
 export function renderHelp(cmd: Command): string {
   const lines = [`Usage: kubemoot-scheduler ${cmd.name} [flags]`, "", cmd.summary];
-  if (!cmd.available) lines.push("", "Not yet available: this command is planned but not built yet.");
   if (cmd.details) lines.push("", cmd.details);
   lines.push("", "Flags:");
   const entries = Object.entries(cmd.flags);

@@ -35,10 +35,6 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${renderHelp(cmd)}\n`);
       return 0;
     }
-    if (!cmd.available) {
-      process.stderr.write(`kubemoot-scheduler ${name}: not yet available.\n\n${renderHelp(cmd)}\n`);
-      return 2;
-    }
     return await cmd.run(values, positionals);
   } catch (err) {
     if (KubemootError.is(err)) {

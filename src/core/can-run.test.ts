@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { iso, provider, RTX_4090_MIB, snapshot, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { anyCanRun, couldHold } from "./can-run.js";
 import { indexSnapshot } from "./snapshot.js";
-import { iso, provider, RTX_4090_MIB, snapshot, T0, ticket } from "./test-fixtures.js";
 
 describe("§3 any can run: warm somewhere, or a known-total card whose usable ≥ occ", () => {
   it("usable equal to occupancy can hold; one MiB more cannot", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { provider } from "../../test/helpers/core-fixtures.js";
 import { anyCanHold, contextOf, holds, largestContext } from "./context-fit.js";
-import { provider } from "./test-fixtures.js";
 
 describe("§3 context of (provider, model): loaded context_length → provider contextLength → unknown", () => {
   const p = provider("a", { contextLength: 8192, loadedModelContextLengths: { m: 32768 } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { iso, provider, T0 } from "../../test/helpers/core-fixtures.js";
 import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
 import { ineligibility, isStale } from "./eligibility.js";
-import { iso, provider, T0 } from "./test-fixtures.js";
 
 describe("§3 a provider is skipped when stale (> 5 min), not ready, or its circuit is open", () => {
   it.each([

@@ -1,9 +1,5 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
-import { feasibility, vramFeasibility } from "./feasibility.js";
-import type { Occupancy } from "./occupancy.js";
-import { indexSnapshot, type ProviderHealth } from "./snapshot.js";
 import {
   iso,
   provider,
@@ -13,7 +9,11 @@ import {
   snapshot,
   T0,
   ticket,
-} from "./test-fixtures.js";
+} from "../../test/helpers/core-fixtures.js";
+import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
+import { feasibility, vramFeasibility } from "./feasibility.js";
+import type { Occupancy } from "./occupancy.js";
+import { indexSnapshot, type ProviderHealth } from "./snapshot.js";
 import { residentModels } from "./vram.js";
 
 const occ = (mib: number): Occupancy => ({ known: true, mib, source: "observed" });

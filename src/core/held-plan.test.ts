@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { iso, provider, snapshot, T0 } from "../../test/helpers/core-fixtures.js";
 import { INITIAL_CHARS_PER_TOKEN, learnCharsPerToken } from "./chars-per-token.js";
 import { heldPlanUsable, selectionPromptTokens } from "./held-plan.js";
 import { indexSnapshot } from "./snapshot.js";
-import { iso, provider, snapshot, T0 } from "./test-fixtures.js";
 
 const plan = { provider: "a", model: "m" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { provider } from "../../test/helpers/core-fixtures.js";
 import { nameEstimateMiB, occupancyFrom, paramsFromName, resolveOccupancy } from "./occupancy.js";
-import { provider } from "./test-fixtures.js";
 
 describe("§2 name estimate: ceil(largest <number>b) × 800 + 1024", () => {
   it.each([

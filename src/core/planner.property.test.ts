@@ -2,6 +2,7 @@
 // rule from the wire shapes with vram.ts and context-fit.ts, not from the planner's index.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { iso, provider, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { inTolerance } from "./candidates.js";
 import { type CircuitState, CLOSED_CIRCUIT, circuitOpen } from "./circuit-breaker.js";
 import { contextOf } from "./context-fit.js";
@@ -10,7 +11,6 @@ import { isStale } from "./eligibility.js";
 import { decide, type PlanRequest } from "./planner.js";
 import type { ProviderState, Residency, Ticket } from "./shapes.js";
 import type { PlacementSnapshot, ProviderHealth } from "./snapshot.js";
-import { iso, provider, T0, ticket } from "./test-fixtures.js";
 import { claimFits, residentModels, ticketLive, usableMiB } from "./vram.js";
 
 const MODELS: [string, number][] = [

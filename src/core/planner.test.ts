@@ -1,9 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Candidate } from "./candidates.js";
-import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
-import { type ModelDemand, NO_DEMAND } from "./demand.js";
-import { decide as decideBy, type PlanRequest } from "./planner.js";
-import type { PlacementSnapshot, PlannerOptions, ProviderHealth } from "./snapshot.js";
 import {
   iso,
   provider,
@@ -13,7 +8,12 @@ import {
   snapshot,
   T0,
   ticket,
-} from "./test-fixtures.js";
+} from "../../test/helpers/core-fixtures.js";
+import type { Candidate } from "./candidates.js";
+import { CLOSED_CIRCUIT, recordFailure } from "./circuit-breaker.js";
+import { type ModelDemand, NO_DEMAND } from "./demand.js";
+import { decide as decideBy, type PlanRequest } from "./planner.js";
+import type { PlacementSnapshot, PlannerOptions, ProviderHealth } from "./snapshot.js";
 
 // These are the rules of Kubemoot's weighted cost (KUBEMOOT_POLICY=kubemoot); the default
 // policy, by expected seconds, has its own tests (time-policy.test.ts).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { iso, provider, RTX_4090_MIB, snapshot, T0 } from "../../test/helpers/core-fixtures.js";
 import { classifyRefusal } from "./refusal.js";
 import { indexSnapshot } from "./snapshot.js";
-import { iso, provider, RTX_4090_MIB, snapshot, T0 } from "./test-fixtures.js";
 
 const ix = (...ps: ReturnType<typeof provider>[]) => indexSnapshot(snapshot({ providers: ps }));
 const only = (model: string) => [{ model, score: 80 }];

@@ -4,7 +4,7 @@ import { couldHold } from "./can-run.js";
 import type { Candidate } from "./candidates.js";
 import { holds } from "./context-fit.js";
 import { isWarm } from "./feasibility.js";
-import { contextAt, lists, type SnapshotIndex } from "./snapshot.js";
+import { contextAt, type SnapshotIndex } from "./snapshot.js";
 
 export type RefusalReason =
   | "gpu-busy"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { iso, provider, residency, snapshot, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { contextOf } from "./context-fit.js";
 import { contextAt, indexSnapshot, oldestClaimedMs } from "./snapshot.js";
-import { iso, provider, residency, snapshot, T0, ticket } from "./test-fixtures.js";
 
 describe("snapshot index", () => {
   const ix = indexSnapshot(

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { provider, snapshot, ticket } from "../../test/helpers/core-fixtures.js";
 import { type ModelDemand, NO_DEMAND } from "./demand.js";
 import { indexSnapshot } from "./snapshot.js";
-import { provider, snapshot, ticket } from "./test-fixtures.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 const d = (over: Partial<ModelDemand>): ModelDemand => ({ ...NO_DEMAND, ...over });

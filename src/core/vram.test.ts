@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { iso, provider, T0, ticket } from "./test-fixtures.js";
+import { iso, provider, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { budgetView, claimFits, overlayCurrent, reserveMiB, residentModels, usableMiB } from "./vram.js";
 
 describe("§1 reserve = max(2048, floor(0.12·total)), usable = total − reserve", () => {

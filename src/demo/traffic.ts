@@ -3,6 +3,7 @@
 // exactly as an agent whose Ollama client points at its sidecar would.
 import { performance } from "node:perf_hooks";
 import type { Candidate } from "../core/index.js";
+import { mulberry32, type Random } from "../prng/index.js";
 
 export interface DemoAgent {
   /** "namespace/name". */
@@ -28,18 +29,6 @@ export interface CallResult {
   reason: string;
 }
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same traffic plan. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface TrafficOptions {
   proxyUrl: string;
   agents: DemoAgent[];
@@ -54,7 +43,7 @@ const WORDS = "cluster pod latency node error budget rollout alert metric trace 
 );
 
 export class CrewTraffic {
-  private readonly rand: () => number;
+  private readonly rand: Random;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly running = new Set<Promise<void>>();
@@ -62,7 +51,7 @@ export class CrewTraffic {
   private discussion = 0;
 
   constructor(private readonly o: TrafficOptions) {
-    this.rand = prng(o.seed);
+    this.rand = mulberry32(o.seed); // the same seed gives the same traffic plan
   }
 
   start(): void {

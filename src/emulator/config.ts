@@ -13,7 +13,7 @@ import { type ModelConfig, type ModelSpec, resolveModel } from "./catalog.js";
 import type { Clock } from "./clock.js";
 import { type FaultRule, validateFaultRules } from "./faults.js";
 import { DurationError, parseKeepAliveSetting } from "./go-duration.js";
-import type { GpuConfig } from "./gpu.js";
+import type { GpuConfig } from "./gpu-types.js";
 
 /** Options of `startEmulator`; every field is optional (defaults in DEFAULTS below). */
 export interface EmulatorOptions {

@@ -1,6 +1,6 @@
 // A DCGM-exporter-style /metrics page for the emulated GPU: framebuffer total, used and free
 // in MiB, in Prometheus text format, labelled like dcgm-exporter's series.
-import type { GpuSnapshot } from "./gpu.js";
+import type { GpuSnapshot } from "./gpu-types.js";
 
 const SERIES: Array<[string, string, (s: GpuSnapshot) => number]> = [
   ["DCGM_FI_DEV_FB_TOTAL", "Total framebuffer memory (in MiB).", (s) => s.vramMiB],

@@ -18,6 +18,7 @@
 // `count` (how many times it applies before it is spent; default unlimited), `model` and
 // `path` (a path prefix) to narrow where it applies. Admin routes (/_emulator/*) are exempt.
 import { invalidArgument } from "../errors/index.js";
+import { mulberry32, type Random } from "../prng/index.js";
 
 export const FAULT_KINDS = [
   "refuse",
@@ -109,18 +110,6 @@ export function parseFaultFlag(text: string): FaultRule {
   return validateFaultRule(raw, "--fault");
 }
 
-/** mulberry32: a small seeded generator, so probabilistic faults repeat run to run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface FaultContext {
   path: string;
   model?: string | undefined;
@@ -128,19 +117,19 @@ export interface FaultContext {
 
 export class FaultSet {
   private rules: FaultRule[] = [];
-  private random: () => number;
+  private random: Random;
 
   constructor(
     rules: readonly FaultRule[] = [],
     private readonly seed = 1,
   ) {
-    this.random = rng(seed);
+    this.random = mulberry32(seed); // seeded, so probabilistic faults repeat run to run
     this.set(rules);
   }
 
   set(rules: readonly FaultRule[]): void {
     this.rules = rules.map((r) => ({ ...r }));
-    this.random = rng(this.seed);
+    this.random = mulberry32(this.seed);
   }
 
   list(): FaultRule[] {

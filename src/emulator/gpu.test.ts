@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { resolveModel } from "./catalog.js";
 import { type Clock, ManualClock } from "./clock.js";
-import { type GpuConfig, type JobResult, type JobSpec, OllamaGpu } from "./gpu.js";
+import { OllamaGpu } from "./gpu.js";
+import type { GpuConfig, JobResult, JobSpec } from "./gpu-types.js";
 
 // Three models with round numbers: load 1 s per GiB at 1024 MiB/s, KV 0.125 MiB/token, so at
 // num_ctx 4096 and one slot each KV slab is 512 MiB.

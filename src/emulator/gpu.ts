@@ -17,66 +17,16 @@
 import { modelNotFoundMessage, OLLAMA_MAX_QUEUE_MESSAGE } from "../engines/ollama-defaults.js";
 import { footprintMiB, kvSlabMiB, type ModelSpec } from "./catalog.js";
 import type { Clock, TimerHandle } from "./clock.js";
-
-export interface GpuConfig {
-  vramMiB: number;
-  numParallel: number;
-  /** Default num_ctx (OLLAMA_CONTEXT_LENGTH); 0 = Ollama's VRAM-based default. */
-  contextLength: number;
-  loadMiBPerS: number;
-  unloadMs: number;
-  tokensPerS: number;
-  promptTokensPerS: number;
-  maxQueue: number;
-  /** 0 = unlimited. */
-  maxLoadedModels: number;
-  /** Default keep_alive in ms; Infinity = forever. */
-  keepAliveMs: number;
-}
-
-export interface JobSpec {
-  model: string;
-  /** Effective num_ctx (see OllamaGpu.effectiveNumCtx). */
-  numCtx: number;
-  /** The request's keep_alive in ms (Infinity = forever); undefined = the default. */
-  keepAliveMs?: number | undefined;
-  /** "load": only make the model resident (no slot taken); "infer": evaluate and generate. */
-  kind: "infer" | "load";
-  promptTokens: number;
-  outputTokens: number;
-  /** Fault: after this many tokens, pause for `ms` (Infinity = until cancelled). */
-  stall?: { afterTokens: number; ms: number } | undefined;
-}
-
-export interface JobResult {
-  /** Arrival → runner ready for this request (queueing for placement and any load). */
-  loadMs: number;
-  promptEvalMs: number;
-  evalMs: number;
-  totalMs: number;
-  promptTokens: number;
-  evalTokens: number;
-  /** True when this request's placement loaded (or reloaded) the model. */
-  coldLoad: boolean;
-}
-
-export interface JobObserver {
-  /** The request got its slot and prompt evaluation began. */
-  onStart?(): void;
-  /** Tokens [first, first + count) were generated. */
-  onTokens?(first: number, count: number): void;
-  onDone(result: JobResult): void;
-  onError(message: string, status: number): void;
-}
-
-export interface JobHandle {
-  readonly id: number;
-  cancel(): void;
-}
-
-export type SubmitResult = { ok: true; job: JobHandle } | { ok: false; status: number; message: string };
-
-export type RunnerState = "loading" | "ready" | "unloading";
+import type {
+  GpuConfig,
+  GpuSnapshot,
+  JobObserver,
+  JobResult,
+  JobSpec,
+  RunnerSnapshot,
+  RunnerState,
+  SubmitResult,
+} from "./gpu-types.js";
 
 type JobState = "pending" | "assigned" | "running" | "done";
 
@@ -111,48 +61,6 @@ interface Runner {
   initiator?: Job;
   /** Unload as soon as idle (a request needs it reloaded with another num_ctx). */
   drain: boolean;
-}
-
-export interface RunnerSnapshot {
-  model: string;
-  state: RunnerState;
-  numCtx: number;
-  footprintMiB: number;
-  weightsMiB: number;
-  kvMiB: number;
-  active: number;
-  waiting: number;
-  /** ms; Infinity = forever. */
-  keepAliveMs: number;
-  /** Emulated ms; Infinity = never. */
-  expiresAt: number;
-  loadStartedAt: number;
-  readyAt: number | undefined;
-  digest: string;
-  spec: ModelSpec;
-}
-
-export interface PendingSnapshot {
-  id: number;
-  model: string;
-  numCtx: number;
-  kind: JobSpec["kind"];
-  arrivedAt: number;
-}
-
-export interface GpuSnapshot {
-  now: number;
-  vramMiB: number;
-  usedMiB: number;
-  freeMiB: number;
-  numParallel: number;
-  defaultContextLength: number;
-  runners: RunnerSnapshot[];
-  pending: PendingSnapshot[];
-  /** Requests holding a slot. */
-  activeCount: number;
-  /** Requests waiting for placement or a slot. */
-  queueDepth: number;
 }
 
 export class OllamaGpu {

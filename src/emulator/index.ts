@@ -20,15 +20,8 @@ export {
 } from "./config.js";
 export { FAULT_KINDS, type FaultKind, type FaultRule, parseFaultFlag, validateFaultRules } from "./faults.js";
 export { parseGoDuration, parseKeepAlive } from "./go-duration.js";
-export {
-  type GpuConfig,
-  type GpuSnapshot,
-  type JobObserver,
-  type JobResult,
-  type JobSpec,
-  OllamaGpu,
-  type RunnerSnapshot,
-} from "./gpu.js";
+export { OllamaGpu } from "./gpu.js";
+export type { GpuConfig, GpuSnapshot, JobObserver, JobResult, JobSpec, RunnerSnapshot } from "./gpu-types.js";
 export { type EmulatorHandle, startEmulator } from "./server.js";
 export {
   CHARS_PER_TOKEN,

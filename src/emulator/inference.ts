@@ -3,7 +3,7 @@
 // and free the slot when the client goes away.
 import type { ServerResponse } from "node:http";
 import { type EmulatorCore, isoAt } from "./core.js";
-import type { JobHandle, JobResult } from "./gpu.js";
+import type { JobHandle, JobResult } from "./gpu-types.js";
 import { sendError, sendJson, toNs } from "./http-util.js";
 import { answerToken } from "./tokenizer.js";
 

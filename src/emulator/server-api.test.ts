@@ -1,7 +1,7 @@
 // The emulator's wire shapes over real HTTP: native and OpenAI APIs, framing, validation.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { parseNdjson, parseSse, postJson, waitFor } from "../../test/helpers/emulator-http.js";
 import { type EmulatorHandle, startEmulator } from "./index.js";
-import { parseNdjson, parseSse, postJson, waitFor } from "./testing.js";
 
 const MiB = 1024 * 1024;
 let emu: EmulatorHandle;

@@ -1,7 +1,7 @@
 // Fault injection over real HTTP: at start and through the admin route.
 import { afterEach, describe, expect, it } from "vitest";
+import { parseNdjson, parseSse, postJson, waitFor } from "../../test/helpers/emulator-http.js";
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "./index.js";
-import { parseNdjson, parseSse, postJson, waitFor } from "./testing.js";
 
 const open: EmulatorHandle[] = [];
 async function emulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {

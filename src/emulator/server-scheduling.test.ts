@@ -2,8 +2,8 @@
 // keep_alive expiry, slot queueing, the queue limit, and client disconnects. Time is scaled;
 // only generous wall-clock bounds derived from the scale are asserted.
 import { afterEach, describe, expect, it } from "vitest";
+import { parseNdjson, postJson, waitFor } from "../../test/helpers/emulator-http.js";
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "./index.js";
-import { parseNdjson, postJson, waitFor } from "./testing.js";
 
 const MiB = 1024 * 1024;
 const open: EmulatorHandle[] = [];

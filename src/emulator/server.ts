@@ -10,7 +10,8 @@ import { type EmulatorOptions, type ResolvedConfig, resolveConfig } from "./conf
 import type { EmulatorCore, RequestContext } from "./core.js";
 import { renderDcgmMetrics } from "./dcgm-metrics.js";
 import { type FaultRule, FaultSet, validateFaultRules } from "./faults.js";
-import { type GpuSnapshot, OllamaGpu } from "./gpu.js";
+import { OllamaGpu } from "./gpu.js";
+import type { GpuSnapshot } from "./gpu-types.js";
 import { HttpError, sendError, sendJson, sendText } from "./http-util.js";
 import { openaiError } from "./inference.js";
 import { handleChat, handleGenerate, handlePs, handleShow, handleTags, handleVersion } from "./ollama-api.js";

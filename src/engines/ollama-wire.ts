@@ -26,10 +26,6 @@ export interface OllamaPsModel {
   context_length?: number;
 }
 
-export interface OllamaPsResponse {
-  models: OllamaPsModel[];
-}
-
 /** One entry of `GET /api/tags`: a model on disk. */
 export interface OllamaTagModel {
   name: string;
@@ -40,14 +36,6 @@ export interface OllamaTagModel {
   size: number;
   digest: string;
   details: OllamaModelDetails;
-}
-
-export interface OllamaTagsResponse {
-  models: OllamaTagModel[];
-}
-
-export interface OllamaVersionResponse {
-  version: string;
 }
 
 export interface OllamaShowResponse {
@@ -78,20 +66,6 @@ export interface OllamaGenerateResponse extends OllamaMetrics {
   model: string;
   created_at: string;
   response: string;
-  done: boolean;
-  done_reason?: OllamaDoneReason;
-}
-
-export interface OllamaChatMessage {
-  role: string;
-  content: string;
-}
-
-/** A chunk or the whole answer of `POST /api/chat`. */
-export interface OllamaChatResponse extends OllamaMetrics {
-  model: string;
-  created_at: string;
-  message: OllamaChatMessage;
   done: boolean;
   done_reason?: OllamaDoneReason;
 }

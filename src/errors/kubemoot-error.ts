@@ -24,8 +24,6 @@ export const ErrorCode = {
   Timeout: "KUBEMOOT_TIMEOUT",
   /** The process is shutting down and takes no new work. */
   ShuttingDown: "KUBEMOOT_SHUTTING_DOWN",
-  /** A feature that is not available yet. */
-  Unavailable: "KUBEMOOT_UNAVAILABLE",
   /** A bug: an invariant did not hold. */
   Internal: "KUBEMOOT_INTERNAL",
 } as const;

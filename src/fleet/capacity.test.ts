@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { gpu, pool } from "../../test/fleet/fixtures.js";
 import { PoolCapacity } from "./capacity.js";
-import { gpu, pool } from "./fixtures.js";
 
 const G = "gpu.nvidia.com";
 const one = { [G]: 1 };

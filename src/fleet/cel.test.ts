@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { gpu } from "../../test/fleet/fixtures.js";
 import { compileSelector, selectorsHold } from "./cel.js";
-import { gpu } from "./fixtures.js";
 import type { Device } from "./types.js";
 
 const device: Device = gpu({

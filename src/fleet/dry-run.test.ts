@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { cluster, deployment, engine, gpu, pool } from "../../test/fleet/fixtures.js";
 import { replicaObject, toDryRun } from "./dry-run.js";
-import { cluster, deployment, engine, gpu, pool } from "./fixtures.js";
 import { placeFleet } from "./place.js";
 
 const gang = engine({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gpu } from "./fixtures.js";
+import { gpu } from "../../test/fleet/fixtures.js";
 import { claims, matchMember } from "./match.js";
 import type { Device, Member } from "./types.js";
 

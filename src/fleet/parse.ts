@@ -7,7 +7,7 @@ import {
   isObject,
   type Json,
   type ManifestIssue,
-} from "../operator/manifests/index.js";
+} from "../manifests/index.js";
 import { parseQuantity } from "../quantity/index.js";
 import { API_VERSION, CLUSTER_LABEL, DEPLOYMENT_LABEL, REPLICA_INDEX_LABEL } from "./dry-run.js";
 import type {

@@ -3,8 +3,8 @@
 // devices per driver, and nodes, with one).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cluster, GPU_DRIVER, gpu, pool, replica } from "../../test/fleet/fixtures.js";
 import { toDryRun } from "./dry-run.js";
-import { cluster, GPU_DRIVER, gpu, pool, replica } from "./fixtures.js";
 import { placeFleet } from "./place.js";
 import type { Engine, FleetInput, GpuPool, InferenceCluster, Member, ModelDeployment } from "./types.js";
 

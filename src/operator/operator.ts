@@ -3,14 +3,14 @@
 // source lists and writing kubemoot_provider_state; probed states flow back into binding
 // (VRAM, loaded models) and into ModelProvider status.
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Logger } from "pino";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
+import { ProviderPublisher, type PublishedProvider } from "../publisher/index.js";
 import type { StateStore } from "../state/index.js";
 import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
 import { type HealthServer, startHealthServer } from "./health.js";
 import { loadKubeConfig } from "./kube/index.js";
 import { LeaderElector } from "./kube/leader.js";
-import { ProviderPublisher, type PublishedProvider } from "./publisher/index.js";
 import { type Reconciler, startReconciler } from "./reconcile/index.js";
 import { createFileBinding, createKubernetesBinding, type ProviderInfo } from "./sources/index.js";
 import { TopologySourceController } from "./topology/index.js";

@@ -3,6 +3,7 @@
 // scheduler model. Pure: no wall clock except the measured decision cost.
 
 export type { SnapshotIndex } from "../core/index.js";
+export { Rng } from "../prng/index.js";
 export {
   type CallOutcome,
   type CallRecord,
@@ -26,7 +27,6 @@ export {
   type SimOllamaConfig,
   type UnloadCause,
 } from "./ollama.js";
-export { Rng } from "./prng.js";
 export {
   type ColdLoads,
   coldLoadsOnFreeRoom,

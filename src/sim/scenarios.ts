@@ -2,7 +2,7 @@
 // footprints and mean call times, crews of agents with their ranked candidate lists, and the
 // discussion traffic. A scenario's structure is fixed; only the traffic depends on the seed.
 import type { Candidate } from "../core/index.js";
-import { Rng } from "./prng.js";
+import { Rng } from "../prng/index.js";
 
 export interface ScenarioGpu {
   name: string;

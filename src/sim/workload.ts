@@ -2,7 +2,7 @@
 // each selects, and per call its work and prompt. Every policy replays this same list, so
 // they are compared on identical arrivals. A call's own arrival time still depends on when
 // the agent's previous call finished (an agent calls one at a time).
-import { Rng } from "./prng.js";
+import { Rng } from "../prng/index.js";
 import type { Scenario, ScenarioAgent } from "./scenarios.js";
 
 export interface PlannedCall {

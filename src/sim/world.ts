@@ -4,9 +4,9 @@
 import type { RefusalReason } from "../core/index.js";
 import { inTolerance } from "../core/index.js";
 import type { JobResult } from "../emulator/index.js";
+import { Rng } from "../prng/index.js";
 import { EventLoop } from "./events.js";
 import { modelWithFootprint, SimOllama } from "./ollama.js";
-import { Rng } from "./prng.js";
 import { Recorder } from "./recorder.js";
 import type { Scenario, ScenarioModel } from "./scenarios.js";
 import { type CallRecord, type CallState, EPOCH_MS, type SimOptions, type TurnState } from "./types.js";

@@ -2,8 +2,8 @@
 // the engine runs with (docs/rules/state.md §6).
 import type { Ticket } from "../core/shapes.js";
 import type { BudgetView } from "../core/vram.js";
+import type { Logger } from "../log/index.js";
 import type { KvBucket } from "./kv.js";
-import type { Logger } from "./logger.js";
 import type { ProviderStateReader } from "./provider-state.js";
 import type { TicketsMirror } from "./tickets-view.js";
 

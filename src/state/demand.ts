@@ -7,10 +7,10 @@ import { FRESH_READ_MS, INTENT_TTL_MS, RATE_ENTRY_TTL_MS, WAIT_ENTRY_TTL_MS } fr
 import { bumpRate } from "../core/decay.js";
 import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
 import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";
 import type { KvBucket, KvEntry } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
-import type { Logger } from "./logger.js";
 import type { BucketMirror } from "./mirror.js";
 
 export type DemandMirror = BucketMirror<DemandEntry>;

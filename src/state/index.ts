@@ -19,8 +19,6 @@ export type {
   KvWatch,
   WatchOptions,
 } from "./kv.js";
-export type { LogFn, Logger } from "./logger.js";
-export { silentLogger } from "./logger.js";
 export { type MemoryKvOptions, MemoryKvStore } from "./memory-kv.js";
 export { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
 export type { ProviderStateReader, ProviderStateWriter } from "./provider-state.js";

@@ -14,11 +14,11 @@
 // tombstones the server dropped meanwhile (TTL).
 import { performance } from "node:perf_hooks";
 import { FRESH_READ_MS } from "../core/constants.js";
+import type { Logger } from "../log/index.js";
+import { silentLogger } from "../log/index.js";
 import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";
 import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
-import type { Logger } from "./logger.js";
-import { silentLogger } from "./logger.js";
 
 /** A key's last value as the mirror holds it. */
 export interface MirrorEntry<T> {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js";
+import type { Logger } from "../log/index.js";
 import { PROVIDER_STATE_BUCKET } from "./buckets.js";
 import { encodeJson } from "./kv.js";
-import type { Logger } from "./logger.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { isStale, parseProviderState } from "./provider-state-codec.js";
 import { openStateStore, type StateStore } from "./store.js";

@@ -4,9 +4,9 @@
 
 import { PROVIDER_STALE_MS } from "../core/constants.js";
 import type { ProviderState } from "../core/shapes.js";
+import type { Logger } from "../log/index.js";
 import type { KvBucket, KvEntry } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
-import type { Logger } from "./logger.js";
 import type { BucketMirror } from "./mirror.js";
 import { isStale, parseProviderState, providerStateJson } from "./provider-state-codec.js";
 import { assertProviderName } from "./ticket-keys.js";

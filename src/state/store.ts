@@ -3,13 +3,13 @@
 import os from "node:os";
 import { FRESH_READ_MS, PROVIDER_STALE_MS, TICKET_LEASE_S } from "../core/constants.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
+import { silentLogger } from "../log/index.js";
 import { BUCKETS_OF, bucketSettings, MODEL_DEMAND_BUCKET } from "./buckets.js";
 import { CapacityWatch } from "./capacity-watch.js";
 import { CATCH_UP_TIMEOUT_MS, CLAIM_MAX_ATTEMPTS, LEASE_GRACE_MS } from "./defaults.js";
 import { DemandBoard, demandDecoder } from "./demand.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
-import type { Logger } from "./logger.js";
-import { silentLogger } from "./logger.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";

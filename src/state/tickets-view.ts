@@ -2,9 +2,9 @@
 // a residency overlay or a claim guard; foreign and malformed keys are skipped.
 import type { Residency, Ticket } from "../core/shapes.js";
 import { ticketLive } from "../core/vram.js";
+import type { Logger } from "../log/index.js";
 import type { KvEntry } from "./kv.js";
 import { decodeJson } from "./kv.js";
-import type { Logger } from "./logger.js";
 import type { BucketMirror } from "./mirror.js";
 import { type GuardValue, parseGuard, parseResidency, parseTicket } from "./ticket-codec.js";
 import { parseTicketsKey } from "./ticket-keys.js";

@@ -3,15 +3,9 @@
 // capacity the next one sees. Pure: the caller passes parsed manifests and the time.
 import { admitGang, topologyName } from "./admit.js";
 import { buildCapacity, type Capacity, cmp, reserve } from "./capacity.js";
+import { engineGangs, nodeFree, type PodGang, podGangs } from "./gangs.js";
 import { admitJointly } from "./joint.js";
-import {
-  type DeploymentManifest,
-  engineGangs,
-  nodeFree,
-  type PodGang,
-  podGangs,
-  type TopologyManifests,
-} from "./manifests.js";
+import type { DeploymentManifest, TopologyManifests } from "./manifest-types.js";
 import { deriveProfiles, detectDrift, type Profiles } from "./profiles.js";
 import { evaluateSource, type SourceStatus } from "./sources.js";
 import type { Labels, NodeState, TopologyAssignment } from "./types.js";

@@ -36,15 +36,14 @@ export {
 export {
   GPU_RESOURCE,
   type NodeManifest,
-  type ParsedDocument,
   POD_GROUP_LABEL,
   POD_GROUP_TOTAL,
   PREFERRED_TOPOLOGY,
-  parseTopologyManifests,
   QUEUE_NAME_LABEL,
   REQUIRED_TOPOLOGY,
   type TopologyManifests,
-} from "./manifests.js";
+} from "./manifest-types.js";
+export { parseTopologyManifests } from "./manifests.js";
 export { deriveProfiles, detectDrift, type NodeProfile, type Profiles } from "./profiles.js";
 export { formatQuantity, parseQuantity } from "./quantity.js";
 export { mayPublish, type SnapshotRejection, type SnapshotResult, validateSnapshot } from "./snapshot.js";

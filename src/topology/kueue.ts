@@ -16,7 +16,7 @@ import {
   POD_GROUP_TOTAL,
   QUEUE_NAME_LABEL,
   REQUIRED_TOPOLOGY,
-} from "./manifests.js";
+} from "./manifest-types.js";
 import { formatQuantity } from "./quantity.js";
 
 export const KUEUE_API = "kueue.x-k8s.io/v1beta1";

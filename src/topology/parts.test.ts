@@ -1,8 +1,9 @@
 // Smaller pieces: quantities, manifest reading, the weights preference and the flavor limit.
 import { describe, expect, it } from "vitest";
 import { planFlavors } from "./flavors.js";
+import { engineGangs, nodeFree, podGangs } from "./gangs.js";
 import { HOSTNAME } from "./levels.js";
-import { engineGangs, nodeFree, parseTopologyManifests, podGangs } from "./manifests.js";
+import { parseTopologyManifests } from "./manifests.js";
 import { formatQuantity, parseQuantity } from "./quantity.js";
 import { preferredHostnames, weightsAffinity } from "./weights.js";
 

@@ -4,9 +4,9 @@
 // validates; a webhook source is fetched by the operator, so here it is Ready only when the
 // caller passes the body it fetched.
 import { compileSelector } from "../binding/index.js";
+import { parseDuration } from "./duration.js";
 import { treeProblem } from "./hierarchy.js";
 import { normalizeLevels, READ_ONLY_PARENTS } from "./levels.js";
-import { parseDuration } from "./reader.js";
 import { validateSnapshot } from "./snapshot.js";
 import type { Labels, TopologySource } from "./types.js";
 

@@ -81,7 +81,3 @@ export interface TopologyAssignment {
 }
 
 export type ExclusionReason = "NotReady" | "Unschedulable" | "Taint" | "MissingLabel";
-
-export type AdmissionResult =
-  | { admitted: true; profile: string; assignment: TopologyAssignment; message: string }
-  | { admitted: false; message: string };

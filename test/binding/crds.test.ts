@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { CONSENT_3 } from "../../src/binding/index.js";
-import { manifestFiles, parseManifests } from "../../src/operator/manifests/index.js";
+import { manifestFiles } from "../../src/manifests/index.js";
+import { parseManifests } from "../../src/operator/manifests/index.js";
 import { type Schema, structuralErrors, validate } from "./openapi.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseNdjson, parseSse, postJson } from "../../src/emulator/testing.js";
+import { parseNdjson, parseSse, postJson } from "../helpers/emulator-http.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const bin = join(root, "bin/kubemoot-scheduler.js");

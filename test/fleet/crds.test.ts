@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { parseFleetDocuments, placeFleet, replicaObject } from "../../src/fleet/index.js";
-import { manifestFiles } from "../../src/operator/manifests/index.js";
+import { manifestFiles } from "../../src/manifests/index.js";
 import { type Schema, structuralErrors, validate } from "../binding/openapi.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

@@ -2,7 +2,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { Logger } from "../../src/operator/sources/index.js";
+import type { Logger } from "../../src/log/index.js";
 
 export const EXAMPLES = join(import.meta.dirname, "..", "..", "examples");
 

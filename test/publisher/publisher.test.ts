@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderState } from "../../src/core/index.js";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { NatsServer } from "../helpers/nats-server.js";
 

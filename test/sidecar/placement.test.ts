@@ -3,7 +3,7 @@
 // grpc-js client loaded from the .proto (not our server's library).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { ProviderPublisher } from "../../src/operator/publisher/index.js";
+import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { type Json, type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";

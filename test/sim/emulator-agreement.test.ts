@@ -5,8 +5,8 @@
 // resident at the end.
 import { afterEach, describe, expect, it } from "vitest";
 import { chatPromptTokens, type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { postJson } from "../../src/emulator/testing.js";
 import { EventLoop, SimOllama } from "../../src/sim/index.js";
+import { postJson } from "../helpers/emulator-http.js";
 
 const SCALE = 0.2; // 1 emulated second = 200 wall ms
 const MODELS = {

@@ -24,7 +24,6 @@ export const command: Command = {
     "Example:",
     "  kubemoot-scheduler bind --manifests examples/crew --manifests examples/prod --output json",
   ].join("\n"),
-  available: true,
   flags: {
     ...MANIFESTS_FLAG,
     state: {

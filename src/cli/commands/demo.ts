@@ -1,5 +1,5 @@
-import { runDemo } from "../../demo/run-demo.js";
 import { type Command, numberFlag } from "../command.js";
+import { runDemo } from "../run-demo.js";
 
 export const command: Command = {
   name: "demo",
@@ -10,7 +10,6 @@ export const command: Command = {
 (32605 MiB) and RTX 4090 (24563 MiB); the crew's agents send calls through the local proxy.
 On a terminal the view redraws about once a second; otherwise it prints one line per call and
 a status line every 5 seconds. Ctrl-C stops everything.`,
-  available: true,
   flags: {
     duration: {
       type: "string",

@@ -49,7 +49,6 @@ export const command: Command = {
     "  and keys probability, count, ms, afterTokens, status, message, model, path;",
     "  e.g. --fault error:count=2  --fault stall:afterTokens=3,ms=5000  --fault delay:ms=200",
   ].join("\n"),
-  available: true,
   flags: {
     listen: {
       type: "string",

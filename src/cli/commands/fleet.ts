@@ -1,5 +1,5 @@
 import { parseFleetDocuments, placeFleet, toDryRun } from "../../fleet/index.js";
-import { manifestError, readDocuments } from "../../operator/manifests/index.js";
+import { manifestError, readDocuments } from "../../manifests/index.js";
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
 
@@ -25,7 +25,6 @@ export const command: Command = {
     "Example:",
     "  kubemoot-scheduler fleet --manifests examples/fleet --output json",
   ].join("\n"),
-  available: true,
   flags: {
     ...MANIFESTS_FLAG,
     ...JSON_OUTPUT_FLAG,

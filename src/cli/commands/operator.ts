@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import { parseHostPort } from "../../../sidecar/main.js";
 import { parseDuration } from "../../duration/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { parseHostPort } from "../../net/index.js";
 import { startOperator } from "../../operator/index.js";
 import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
 import { openStateStore } from "../../state/index.js";
@@ -41,7 +41,6 @@ not ready, and a leader that loses the Lease exits to restart as a standby.
 NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
 KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
 replicas of the KV buckets the operator creates when missing).`,
-  available: true,
   flags: {
     manifests: {
       type: "string",

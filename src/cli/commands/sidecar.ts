@@ -16,7 +16,6 @@ KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (90), KUBEMOOT_TICKET_LEASE_SECONDS (150
 KUBEMOOT_MODEL_MODEL + KUBEMOOT_MODEL_ENDPOINT and KUBEMOOT_TRIAGE_MODEL_MODEL_ID +
 KUBEMOOT_TRIAGE_MODEL_ENDPOINT (static bindings for calls that cannot wait), KUBEMOOT_CREW.
 SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
-  available: true,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
     "proxy-listen": {

@@ -25,7 +25,6 @@ export const command: Command = {
     "Example:",
     "  kubemoot-scheduler simulate --scenario homelab --policy ours --seed 1 --output json",
   ].join("\n"),
-  available: true,
   flags: {
     scenario: { type: "string", default: "homelab", description: "the simulated world", value: "NAME" },
     policy: { type: "string", default: "ours", description: "placement policy, or all", value: "NAME" },

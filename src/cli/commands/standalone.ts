@@ -12,7 +12,6 @@ export const command: Command = {
 the ModelProviders and publishes their state, binds the agents (binding files under
 --bindings-dir), and serves the scheduler API and the Ollama/OpenAI proxy. With --nats the
 same process uses NATS JetStream KV instead of the embedded store, with no other change.`,
-  available: true,
   flags: {
     manifests: {
       type: "string",

@@ -1,6 +1,6 @@
 import { stringify } from "yaml";
 import { ErrorCode, invalidArgument, KubemootError } from "../../errors/index.js";
-import { manifestError, readDocuments } from "../../operator/manifests/index.js";
+import { manifestError, readDocuments } from "../../manifests/index.js";
 import { parseTopologyManifests, planTopology, toDryRun, toKueue } from "../../topology/index.js";
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
@@ -33,7 +33,6 @@ export const command: Command = {
     "  kubemoot-scheduler topology --manifests examples/topology --output json",
     "  kubemoot-scheduler topology --manifests examples/topology --emit kueue | kubectl apply -f -",
   ].join("\n"),
-  available: true,
   flags: {
     ...MANIFESTS_FLAG,
     ...JSON_OUTPUT_FLAG,

@@ -11,7 +11,7 @@ import {
   REPLICA_INDEX_LABEL,
   replicaObject,
 } from "../../fleet/index.js";
-import type { ManifestIssue } from "../manifests/index.js";
+import type { ManifestIssue } from "../../manifests/index.js";
 
 export const API_VERSION = "kubemoot.ai/v1alpha1";
 /** Marks the ModelProviders fleet placement writes (and may therefore delete). */

@@ -9,9 +9,9 @@
 // withExtraProviders) — never written into the manifests.
 import { resolve } from "node:path";
 import { stringify } from "yaml";
-import { readDocuments } from "../manifests/index.js";
+import { type Logger, silentLogger } from "../../log/index.js";
+import { readDocuments } from "../../manifests/index.js";
 import { atomicWrite } from "../sources/file-sink.js";
-import { type Logger, silentLogger } from "../sources/types.js";
 import { type DesiredFleet, desiredFleet, type FleetObjects, type RawObject } from "./desired.js";
 
 export const FLEET_DIR = "fleet";

@@ -29,7 +29,6 @@ export {
   BINDER_KINDS,
   collectionPath,
   FLEET_WATCH_KINDS,
-  RESOURCE_KINDS,
   RESOURCES,
   type ResourceKind,
   type ResourceType,

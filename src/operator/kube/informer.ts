@@ -15,7 +15,7 @@ import {
   type ObjectCache,
   UPDATE,
 } from "@kubernetes/client-node";
-import { type Logger, silentLogger } from "../sources/types.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 import { errorMessage, type KubeList, type KubeObject } from "./client.js";
 

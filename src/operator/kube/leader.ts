@@ -5,7 +5,7 @@
 // renew within the lease gives up leadership (onLost): the operator then exits and restarts as
 // a candidate, so that two replicas never write at the same time.
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
-import { type Logger, silentLogger } from "../sources/types.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import { errorMessage, httpStatus } from "./client.js";
 
 export interface LeaderElectionOptions {

@@ -17,7 +17,7 @@ import type {
   ModelProvider,
   MootArchetype,
 } from "../../binding/index.js";
-import { FieldReader, isObject, type Json } from "../manifests/fields.js";
+import { FieldReader, isObject, type Json } from "../../manifests/index.js";
 import { type Kind, readMetadata, readObject } from "../manifests/kinds.js";
 import type { KubeObject } from "./client.js";
 

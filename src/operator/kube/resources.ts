@@ -79,8 +79,6 @@ export const RESOURCES = {
 
 export type ResourceKind = keyof typeof RESOURCES;
 
-export const RESOURCE_KINDS = Object.keys(RESOURCES) as ResourceKind[];
-
 /** What the binder watches (the default of a KubeStore). */
 export const BINDER_KINDS: readonly ResourceKind[] = [
   "Model",

@@ -7,7 +7,7 @@
 // one while the cache holds the version the write was based on, or (resourceVersions that are
 // integers, as etcd's are) an older one.
 import type { KubeConfig } from "@kubernetes/client-node";
-import { type Logger, silentLogger } from "../sources/types.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import type { BackoffOptions } from "./backoff.js";
 import { ClientNodeKubeApi, type KubeApi, type KubeObject } from "./client.js";
 import { type InformerEvent, ResilientInformer } from "./informer.js";

@@ -20,7 +20,7 @@ import {
   type SchedulingRule,
   type TopologySpread,
 } from "../../binding/index.js";
-import { type FieldReader, isObject, type Json } from "./fields.js";
+import { type FieldReader, isObject, type Json } from "../../manifests/index.js";
 
 export const API_GROUP = "kubemoot.ai";
 export const API_VERSION = "kubemoot.ai/v1alpha1";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { formatIssue } from "./fields.js";
-import { manifestError, parseManifests, toSnapshot } from "./parse.js";
+import { formatIssue, manifestError } from "../../manifests/index.js";
+import { parseManifests, toSnapshot } from "./parse.js";
 
 function parse(text: string, file = "m.yaml") {
   return parseManifests([{ file, text }]);

@@ -12,8 +12,7 @@ import type {
 } from "../../binding/index.js";
 import { applyProviderStates } from "../../binding/index.js";
 import type { ProviderState } from "../../core/shapes.js";
-import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { FieldReader, formatIssue, isObject, type ManifestIssue } from "./fields.js";
+import { FieldReader, isObject, type ManifestIssue } from "../../manifests/index.js";
 import { API_GROUP, API_VERSION, KINDS, type Kind, OTHER_KINDS, readMetadata, readObject } from "./kinds.js";
 import { looksLikeProviderState, readProviderStates } from "./provider-state.js";
 
@@ -168,20 +167,6 @@ function readDocument(
       set.archetypes.push(obj.value);
       break;
   }
-}
-
-/** The error thrown for invalid manifests: every issue, one per line (the first 50). */
-export function manifestError(issues: readonly ManifestIssue[]): KubemootError {
-  const first = issues[0]!;
-  const lines = issues.slice(0, 50).map(formatIssue);
-  const more = issues.length > 50 ? [`… and ${issues.length - 50} more`] : [];
-  const message =
-    issues.length === 1
-      ? `invalid manifest: ${lines[0]}`
-      : [`${issues.length} invalid manifest fields:`, ...lines.map((l) => `  ${l}`), ...more].join("\n");
-  return new KubemootError(ErrorCode.InvalidManifest, message, {
-    field: `${first.file}${first.field ? ` ${first.field}` : ""}`,
-  });
 }
 
 /** The binder's input: the manifests, with provider state overlaid (later states win). */

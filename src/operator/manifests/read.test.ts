@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { loadManifests, loadProviderStateFile, manifestFiles, readManifests } from "./read.js";
+import { manifestFiles } from "../../manifests/index.js";
+import { loadManifests, loadProviderStateFile, readManifests } from "./read.js";
 
 const agent = (name: string) =>
   `apiVersion: kubemoot.ai/v1alpha1\nkind: Agent\nmetadata: { name: ${name}, namespace: crew }\nspec: {}\n`;

@@ -28,15 +28,9 @@ import {
 } from "../../binding/index.js";
 import type { ProviderState } from "../../core/shapes.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type {
-  AgentStatus,
-  BindingSink,
-  Logger,
-  ManifestSource,
-  ProviderInfo,
-  SinkReport,
-} from "../sources/types.js";
-import { silentLogger } from "../sources/types.js";
+import type { Logger } from "../../log/index.js";
+import { silentLogger } from "../../log/index.js";
+import type { AgentStatus, BindingSink, ManifestSource, ProviderInfo, SinkReport } from "../sources/types.js";
 
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 50;
 export const DEFAULT_ERROR_BACKOFF_MS = 1_000;

@@ -25,15 +25,8 @@ import {
   toDryRun,
   type Unschedulable,
 } from "../../binding/index.js";
-import {
-  type BindingSink,
-  count,
-  emptyReport,
-  type Logger,
-  type RestoredStatus,
-  type SinkReport,
-  silentLogger,
-} from "./types.js";
+import { type Logger, silentLogger } from "../../log/index.js";
+import { type BindingSink, count, emptyReport, type RestoredStatus, type SinkReport } from "./types.js";
 
 export const BINDING_FILE_VERSION = 1;
 export const BINDINGS_DIR = "bindings";

@@ -16,23 +16,11 @@ import { type FSWatcher, watch } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve, sep } from "node:path";
 import type { ClusterSnapshot } from "../../binding/index.js";
-import {
-  emptyManifestSet,
-  formatIssue,
-  type ManifestIssue,
-  type ManifestSet,
-  manifestFiles,
-  parseManifests,
-  toSnapshot,
-} from "../manifests/index.js";
+import { type Logger, silentLogger } from "../../log/index.js";
+import { formatIssue, type ManifestIssue, manifestFiles } from "../../manifests/index.js";
+import { emptyManifestSet, type ManifestSet, parseManifests, toSnapshot } from "../manifests/index.js";
 import { providerInfos } from "./providers.js";
-import {
-  type ChangeListener,
-  type Logger,
-  type ManifestSource,
-  type ProviderInfo,
-  silentLogger,
-} from "./types.js";
+import type { ChangeListener, ManifestSource, ProviderInfo } from "./types.js";
 
 export const DEFAULT_DEBOUNCE_MS = 100;
 export const DEFAULT_RESCAN_MS = 5_000;

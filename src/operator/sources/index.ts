@@ -5,6 +5,7 @@
 //
 // Both return {source, sink} for startReconciler.
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { Logger } from "../../log/index.js";
 import type { BackoffOptions } from "../kube/backoff.js";
 import type { KubeApi } from "../kube/client.js";
 import { type KubeConfigOptions, loadKubeConfig } from "../kube/config.js";
@@ -13,7 +14,6 @@ import { KubeStore } from "../kube/store.js";
 import { FileBindingSink } from "./file-sink.js";
 import { FileManifestSource } from "./files.js";
 import { KubernetesManifestSource } from "./kubernetes.js";
-import type { Logger } from "./types.js";
 
 export {
   type AgentBindingFile,
@@ -42,8 +42,6 @@ export type {
   AgentStatus,
   BindingSink,
   ChangeListener,
-  LogFn,
-  Logger,
   ManifestSource,
   ProviderInfo,
   RestoredStatus,
@@ -51,7 +49,6 @@ export type {
   SinkFailure,
   SinkReport,
 } from "./types.js";
-export { silentLogger } from "./types.js";
 
 export interface FileBindingOptions {
   /** `--manifests` paths (directories read recursively, or files). */

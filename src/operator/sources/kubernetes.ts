@@ -7,6 +7,7 @@
 // and of a Deployment that belongs to an agent (labelled kubemoot.ai/agent, or named like an
 // Agent) when its labels, annotations or containers' env change — not its replica status.
 import type { ClusterSnapshot } from "../../binding/index.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import type { KubeObject } from "../kube/client.js";
 import { AGENT_LABEL, ENV_CONTAINERS_ANNOTATION } from "../kube/env.js";
 import type { InformerEvent } from "../kube/informer.js";
@@ -14,13 +15,7 @@ import { convertObjects, formatObjectIssue, type ObjectIssue } from "../kube/obj
 import type { ResourceKind } from "../kube/resources.js";
 import type { KubeStore } from "../kube/store.js";
 import { providerInfos } from "./providers.js";
-import {
-  type ChangeListener,
-  type Logger,
-  type ManifestSource,
-  type ProviderInfo,
-  silentLogger,
-} from "./types.js";
+import type { ChangeListener, ManifestSource, ProviderInfo } from "./types.js";
 
 export interface KubernetesSourceOptions {
   store: KubeStore;

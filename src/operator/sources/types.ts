@@ -15,19 +15,6 @@ import type {
 } from "../../binding/index.js";
 import type { ProviderState } from "../../core/shapes.js";
 
-export type LogFn = (obj: object, msg?: string) => void;
-
-/** The logging surface the operator needs: a subset of pino's, so a pino logger fits as is. */
-export interface Logger {
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
-
-const noop: LogFn = () => undefined;
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
-
 /** A ModelProvider as the provider publisher needs it: what to probe and how to weigh it. */
 export interface ProviderInfo {
   /** The provider state key (`kubemoot_provider_state/<name>`). */

@@ -10,6 +10,7 @@
 // A spec change replaces the source's tracker (and its poller); a deleted source stops its
 // poller. snapshots() gives the accepted level values in force, for profiles and admission.
 import type { KubeConfig } from "@kubernetes/client-node";
+import { type Logger, silentLogger } from "../../log/index.js";
 import {
   evaluateSource,
   parseTopologyManifests,
@@ -20,7 +21,6 @@ import { errorMessage, httpStatus, type KubeApi, type KubeObject } from "../kube
 import { jsonEqual } from "../kube/merge-patch.js";
 import { RESOURCES, type ResourceKind, TOPOLOGY_WATCH_KINDS } from "../kube/resources.js";
 import { KubeStore } from "../kube/store.js";
-import { type Logger, silentLogger } from "../sources/types.js";
 import { parseTopologySourceArm } from "./arm.js";
 import { startTopologySourcePoller, type TopologySourcePoller } from "./poller.js";
 import { type TopologySourceStatus, TopologySourceTracker } from "./tracker.js";

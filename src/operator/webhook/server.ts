@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import path from "node:path";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { type Logger, silentLogger } from "../sources/types.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import { type BindingLookup, reviewAdmission } from "./admission.js";
 import { type InjectionOptions, parseInjectionOptions } from "./options.js";
 

@@ -6,14 +6,13 @@
 // (claim the given tickets, report them, then idle until killed). workers.ts types the
 // configurations (RaceConfig, HoldConfig) and the report (WorkerReport).
 import { performance } from "node:perf_hooks";
-import { Rng } from "../../../dist/src/sim/prng.js";
+import { mulberry32 } from "../../../dist/src/prng/index.js";
 import { openStateStore } from "../../../dist/src/state/index.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function race(store, config) {
-  const rng = new Rng(config.seed);
-  const random = () => rng.float();
+  const random = mulberry32(config.seed);
   const report = {
     claims: 0,
     granted: [],

@@ -23,138 +23,17 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { applyJsonPatch, applyMergePatch, clone, type Json, PatchError } from "./patch.js";
-
-export type Obj = Record<string, Json> & { metadata: Record<string, Json> };
-
-interface ResourceDef {
-  group: string;
-  version: string;
-  plural: string;
-  kind: string;
-  namespaced: boolean;
-  /** The status subresource is enabled (status only changes through /status). */
-  statusSubresource: boolean;
-}
-
-const KUBEMOOT = "kubemoot.ai";
-export const FAKE_RESOURCES: ResourceDef[] = [
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "models",
-    kind: "Model",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "modelproviders",
-    kind: "ModelProvider",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "agents",
-    kind: "Agent",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "crewschedulingpolicies",
-    kind: "CrewSchedulingPolicy",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "mootarchetypes",
-    kind: "MootArchetype",
-    namespaced: false,
-    statusSubresource: true,
-  },
-  {
-    group: "apps",
-    version: "v1",
-    plural: "deployments",
-    kind: "Deployment",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "modeldeployments",
-    kind: "ModelDeployment",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "inferenceclusters",
-    kind: "InferenceCluster",
-    namespaced: false,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "inferenceclasses",
-    kind: "InferenceClass",
-    namespaced: false,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "modelreplicas",
-    kind: "ModelReplica",
-    namespaced: true,
-    statusSubresource: true,
-  },
-  {
-    group: KUBEMOOT,
-    version: "v1alpha1",
-    plural: "topologysources",
-    kind: "TopologySource",
-    namespaced: false,
-    statusSubresource: true,
-  },
-  { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false, statusSubresource: true },
-  {
-    group: "",
-    version: "v1",
-    plural: "configmaps",
-    kind: "ConfigMap",
-    namespaced: true,
-    statusSubresource: false,
-  },
-  { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true, statusSubresource: false },
-  {
-    group: "coordination.k8s.io",
-    version: "v1",
-    plural: "leases",
-    kind: "Lease",
-    namespaced: true,
-    statusSubresource: false,
-  },
-  { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, statusSubresource: false },
-  {
-    group: "events.k8s.io",
-    version: "v1",
-    plural: "events",
-    kind: "Event",
-    namespaced: true,
-    statusSubresource: false,
-  },
-];
+import { applyJsonPatch, applyMergePatch, clone, PatchError } from "./patch.js";
+import {
+  apiVersion,
+  defKey,
+  FAKE_RESOURCES,
+  matchesSelector,
+  type Obj,
+  type ResourceDef,
+  routeOf,
+} from "./resources.js";
+import { sendJson, sendStatus, statusReason } from "./responses.js";
 
 export interface RecordedRequest {
   method: string;
@@ -193,7 +72,6 @@ interface Change {
   object: Obj;
 }
 
-const defKey = (d: ResourceDef) => `${d.group}/${d.version}/${d.plural}`;
 const objKey = (ns: string | undefined, name: string) => `${ns ?? ""}/${name}`;
 
 export class FakeApiServer {
@@ -210,7 +88,7 @@ export class FakeApiServer {
   private constructor() {
     this.server = createServer((req, res) => {
       void this.handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) this.status(res, 500, "InternalError", String(err));
+        if (!res.headersSent) sendStatus(res, 500, "InternalError", String(err));
         else res.destroy();
       });
     });
@@ -362,7 +240,7 @@ export class FakeApiServer {
       fault.left -= 1;
       this.faults = this.faults.filter((f) => f.left > 0);
       setStatus(fault.status);
-      return this.status(
+      return sendStatus(
         res,
         fault.status,
         "InjectedFault",
@@ -370,10 +248,10 @@ export class FakeApiServer {
       );
     }
 
-    const route = this.route(url.pathname);
+    const route = routeOf(url.pathname);
     if (!route) {
       setStatus(404);
-      return this.status(res, 404, "NotFound", `the FAKE API server does not serve ${url.pathname}`);
+      return sendStatus(res, 404, "NotFound", `the FAKE API server does not serve ${url.pathname}`);
     }
     const { def, namespace, name, sub } = route;
     try {
@@ -384,51 +262,51 @@ export class FakeApiServer {
         }
         if (method === "GET") {
           setStatus(200);
-          return this.json(res, 200, this.listObject(def, namespace, query.labelSelector));
+          return sendJson(res, 200, this.listObject(def, namespace, query.labelSelector));
         }
         if (method === "POST") {
           const created = this.create(def, namespace, body);
           setStatus(201);
-          return this.json(res, 201, created);
+          return sendJson(res, 201, created);
         }
       } else {
         const current = this.bucket(def).get(objKey(namespace, name));
         if (method === "GET") {
           if (!current) {
             setStatus(404);
-            return this.status(res, 404, "NotFound", `${def.plural} "${name}" not found`);
+            return sendStatus(res, 404, "NotFound", `${def.plural} "${name}" not found`);
           }
           setStatus(200);
-          return this.json(res, 200, current);
+          return sendJson(res, 200, current);
         }
         if (method === "PATCH") {
           if (!current) {
             setStatus(404);
-            return this.status(res, 404, "NotFound", `${def.plural} "${name}" not found`);
+            return sendStatus(res, 404, "NotFound", `${def.plural} "${name}" not found`);
           }
           const out = this.patch(def, current, sub, contentType, body);
           setStatus(200);
-          return this.json(res, 200, out);
+          return sendJson(res, 200, out);
         }
         if (method === "PUT") {
           if (!current) {
             setStatus(404);
-            return this.status(res, 404, "NotFound", `${def.plural} "${name}" not found`);
+            return sendStatus(res, 404, "NotFound", `${def.plural} "${name}" not found`);
           }
           const out = this.replace(def, current, body);
           setStatus(200);
-          return this.json(res, 200, out);
+          return sendJson(res, 200, out);
         }
         if (method === "DELETE") {
           const ok = this.remove(apiVersion(def), def.kind, namespace, name);
           setStatus(ok ? 200 : 404);
           return ok
-            ? this.status(res, 200, "Success", "deleted")
-            : this.status(res, 404, "NotFound", `${def.plural} "${name}" not found`);
+            ? sendStatus(res, 200, "Success", "deleted")
+            : sendStatus(res, 404, "NotFound", `${def.plural} "${name}" not found`);
         }
       }
       setStatus(405);
-      return this.status(
+      return sendStatus(
         res,
         405,
         "MethodNotAllowed",
@@ -437,41 +315,8 @@ export class FakeApiServer {
     } catch (err) {
       const status = err instanceof PatchError ? err.status : 500;
       setStatus(status);
-      return this.status(res, status, statusReason(status), (err as Error).message);
+      return sendStatus(res, status, statusReason(status), (err as Error).message);
     }
-  }
-
-  private route(
-    pathname: string,
-  ):
-    | { def: ResourceDef; namespace: string | undefined; name: string | undefined; sub: string | undefined }
-    | undefined {
-    const seg = pathname.split("/").filter(Boolean).map(decodeURIComponent);
-    let group: string;
-    let version: string;
-    let rest: string[];
-    if (seg[0] === "api") {
-      group = "";
-      version = seg[1] ?? "";
-      rest = seg.slice(2);
-    } else if (seg[0] === "apis") {
-      group = seg[1] ?? "";
-      version = seg[2] ?? "";
-      rest = seg.slice(3);
-    } else return undefined;
-    let namespace: string | undefined;
-    if (rest[0] === "namespaces" && rest.length >= 3) {
-      namespace = rest[1];
-      rest = rest.slice(2);
-    }
-    const [plural, name, sub, ...extra] = rest;
-    if (extra.length > 0 || plural === undefined) return undefined;
-    const def = FAKE_RESOURCES.find((d) => d.group === group && d.version === version && d.plural === plural);
-    if (!def) return undefined;
-    if (!def.namespaced && namespace !== undefined) return undefined;
-    if (def.namespaced && name !== undefined && namespace === undefined) return undefined;
-    if (sub !== undefined && sub !== "status") return undefined;
-    return { def, namespace, name, sub };
   }
 
   private listObject(def: ResourceDef, namespace: string | undefined, labelSelector: string | undefined) {
@@ -632,45 +477,4 @@ export class FakeApiServer {
     }
     return b;
   }
-
-  private json(res: ServerResponse, status: number, value: unknown): void {
-    const text = JSON.stringify(value);
-    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
-    res.end(text);
-  }
-
-  private status(res: ServerResponse, code: number, reason: string, message: string): void {
-    this.json(res, code, {
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: code < 400 ? "Success" : "Failure",
-      message,
-      reason,
-      code,
-    });
-  }
-}
-
-function apiVersion(d: ResourceDef): string {
-  return d.group === "" ? d.version : `${d.group}/${d.version}`;
-}
-
-function statusReason(code: number): string {
-  return (
-    { 400: "BadRequest", 404: "NotFound", 409: "AlreadyExists", 415: "UnsupportedMediaType", 422: "Invalid" }[
-      code
-    ] ?? "InternalError"
-  );
-}
-
-/** Equality-only label selectors (`a=b,c`), enough for the tests. */
-function matchesSelector(o: Obj, selector: string | undefined): boolean {
-  if (!selector) return true;
-  const labels = (o.metadata.labels ?? {}) as Record<string, string>;
-  return selector.split(",").every((term) => {
-    const [k, v] = term.split("=");
-    if (k === undefined) return true;
-    return v === undefined ? k in labels : labels[k] === v;
-  });
 }

@@ -1,0 +1,137 @@
+// `kubemoot-scheduler demo` (what `npm start` runs): standalone (operator + publisher +
+// scheduler API + proxy on the embedded store) over two emulated GPUs, with the example crew
+// sending calls through the proxy, and a live view. Everything runs in this one process, so
+// stopping it leaves no child process and no open port behind.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pino } from "pino";
+import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+import { startStandalone } from "../../sidecar/standalone.js";
+import {
+  addResult,
+  type CallResult,
+  CrewTraffic,
+  type DemoAgent,
+  emptyTotals,
+  placementLine,
+  renderScreen,
+  type Screen,
+  startDemoFleet,
+  statusLine,
+  totalsLine,
+  writeDemoManifests,
+} from "../demo/index.js";
+import { loadManifests } from "../operator/manifests/index.js";
+
+export interface DemoOptions {
+  /** Seconds; 0 = until stopped. */
+  durationS: number;
+  seed: number;
+  /** GPU time scale: 10 = loads and tokens ten times faster than real cards. */
+  speed: number;
+  out: NodeJS.WriteStream;
+  /** Resolves when the user asks to stop (Ctrl-C). */
+  stopSignal: Promise<void>;
+  logLevel?: string;
+}
+
+export async function runDemo(o: DemoOptions): Promise<number> {
+  const tty = o.out.isTTY === true;
+  const logger = pino({ level: o.logLevel ?? "warn" }, pino.destination(2));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "kubemoot-demo-"));
+  const fleet = await startDemoFleet(o.speed);
+  let standalone: Awaited<ReturnType<typeof startStandalone>> | undefined;
+  let traffic: CrewTraffic | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const manifests = path.join(dir, "manifests");
+    writeDemoManifests(manifests, fleet);
+    standalone = await startStandalone({
+      manifests: [manifests],
+      bindingsDir: path.join(dir, "bindings"),
+      nats: "",
+      listen: "127.0.0.1:0",
+      proxyListen: "127.0.0.1:0",
+      config: { ...schedulerConfigFromEnv({}), waitLimitS: 60 },
+      logger,
+      probeIntervalMs: Math.max(250, 5000 / o.speed),
+    });
+    const agents = await demoAgents(manifests, standalone);
+    const recent: CallResult[] = [];
+    const totals = emptyTotals();
+    const started = Date.now();
+    o.out.write(
+      `kubemoot-scheduler demo: API on ${standalone.sidecar.api.address}, proxy on ${standalone.proxyAddress}; ` +
+        `${agents.length} agents, GPUs ${fleet.cards.map((c) => `${c.card.provider} (${c.card.label})`).join(" and ")}\n`,
+    );
+    traffic = new CrewTraffic({
+      proxyUrl: `http://${standalone.proxyAddress}`,
+      agents,
+      seed: o.seed,
+      meanGapMs: 8000 / o.speed,
+      onResult: (r) => {
+        addResult(totals, r);
+        recent.unshift(r);
+        recent.length = Math.min(recent.length, 8);
+        if (!tty) o.out.write(`${placementLine(r)}\n`);
+      },
+    });
+    traffic.start();
+    const marks = new Map<string, string>();
+    const screen = (): Screen => ({
+      elapsedS: (Date.now() - started) / 1000,
+      speed: o.speed,
+      seed: o.seed,
+      cards: fleet.cards.map((c) => ({
+        provider: c.card.provider,
+        label: c.card.label,
+        state: c.emulator.state(),
+      })),
+      recent,
+      totals,
+    });
+    let ticks = 0;
+    timer = setInterval(() => {
+      ticks++;
+      if (tty) o.out.write(`\x1b[H\x1b[2J${renderScreen(screen(), marks)}\n`);
+      else if (ticks % 5 === 0) o.out.write(`${statusLine(screen())}\n`);
+    }, 1000);
+    const done =
+      o.durationS > 0
+        ? new Promise<void>((r) => setTimeout(r, o.durationS * 1000).unref())
+        : new Promise<void>(() => {});
+    await Promise.race([done, o.stopSignal]);
+    clearInterval(timer);
+    timer = undefined;
+    await traffic.stop();
+    if (tty) o.out.write(`\x1b[H\x1b[2J${renderScreen(screen(), marks)}\n`);
+    o.out.write(`\nsummary: ${totalsLine(totals)}\n`);
+    return 0;
+  } finally {
+    if (timer) clearInterval(timer);
+    await traffic?.stop();
+    await standalone?.close();
+    await fleet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The crew's agents with their bound model and candidates, from the operator's last bind. */
+async function demoAgents(
+  manifests: string,
+  standalone: Awaited<ReturnType<typeof startStandalone>>,
+): Promise<DemoAgent[]> {
+  const set = await loadManifests([manifests]);
+  const roles = new Map(set.agents.map((a) => [`${a.namespace}/${a.name}`, a.spec.discussRole ?? ""]));
+  const result = standalone.operator.reconciler.lastResult;
+  if (!result) throw new Error("demo: the operator has not bound the crew");
+  const out: DemoAgent[] = [];
+  for (const a of result.bind.agents) {
+    const model = a.env.KUBEMOOT_MODEL_MODEL;
+    if (!model) continue;
+    out.push({ key: a.key, role: roles.get(a.key) ?? "", model, candidates: a.candidates.mulling });
+  }
+  if (out.length === 0) throw new Error("demo: no agent of the example crew could be bound");
+  return out;
+}

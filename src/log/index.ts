@@ -1,0 +1,1 @@
+export { type LogFn, type Logger, silentLogger } from "./logger.js";

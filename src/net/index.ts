@@ -1,0 +1,1 @@
+export { parseHostPort } from "./host-port.js";

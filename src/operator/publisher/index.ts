@@ -1,7 +1,0 @@
-export {
-  ProviderPublisher,
-  type ProviderStateSink,
-  type PublishedProvider,
-  type PublisherLogger,
-  type PublisherOptions,
-} from "./publisher.js";

@@ -1,0 +1,9 @@
+// The provider publisher: probes each provider (Ollama's answers, a DCGM exporter) and
+// publishes its state, readiness following the consecutive-failure rule. The operator runs it,
+// and so does a sidecar given --providers.
+export {
+  ProviderPublisher,
+  type ProviderStateSink,
+  type PublishedProvider,
+  type PublisherOptions,
+} from "./publisher.js";
