@@ -96,6 +96,7 @@ export function makeSnapshot(rng: Random, providers: number, models: Model[]): P
         recentUse: rng() * 4,
         predicted: rng() * 2,
         lastUsedAtMs: NOW - Math.floor(rng() * 3_600_000),
+        serviceMs: 0,
       });
     }
   }

@@ -4,12 +4,11 @@
 // outcome in a finally path — whatever happened, the client leaving included.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
-import type { CallOutcome, ProviderState } from "../../src/core/index.js";
+import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
-import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { PromptEstimate } from "../scheduler/ledger.js";
-import type { PlaceInput, PlacementOut, RefusalOut, Scheduler } from "../scheduler/scheduler.js";
+import type { PlaceInput, PlacementOut, Scheduler } from "../scheduler/scheduler.js";
 import { acquire } from "./acquire.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
@@ -23,6 +22,8 @@ import {
 } from "./kubemoot-headers.js";
 import { applyNumCtx, decideNumCtx, type NumCtxDecision } from "./num-ctx.js";
 import type { CallRecord, ProxyHooks, ProxySettings } from "./options.js";
+import { refusalError, schedulerError } from "./refusal-errors.js";
+import { releaseCall } from "./release.js";
 import { type Api, type CallRequest, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
 
 export interface CallContext {
@@ -41,66 +42,6 @@ const PARSERS: Record<Api, (body: Record<string, unknown>) => CallRequest> = {
   generate: parseGenerate,
   openai: parseOpenAIChat,
 };
-
-const MAX_RETRY_AFTER_S = 60;
-
-function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number): ProxyError {
-  switch (r.reason) {
-    case "prompt-too-large":
-      return new ProxyError(413, "prompt-too-large", r.message, {
-        model: r.model,
-        largest_context: r.largestContext,
-        prompt_tokens: r.promptTokens,
-      });
-    case "model-too-large":
-      return new ProxyError(507, "model-too-large", r.message, { model: r.model });
-    case "model-unknown":
-      return new ProxyError(404, "model-not-found", r.message, { model: r.model });
-    case "provider-unavailable":
-      return new ProxyError(
-        503,
-        "provider-unavailable",
-        r.message,
-        { model: r.model, waited_ms: Math.round(waitedMs) },
-        { "retry-after": String(settings.retryAfterS) },
-      );
-    default:
-      return new ProxyError(
-        503,
-        "gpu-busy",
-        r.message,
-        { model: r.model, waited_ms: Math.round(waitedMs) },
-        { "retry-after": String(retryAfterS(r, settings.retryAfterS)) },
-      );
-  }
-}
-
-/**
- * Retry-After for gpu-busy: the planner's own estimate of when a slot frees, when it queued
- * (rounded up, 1–60 s: a client should come back when there is room, not poll); else the
- * configured value.
- */
-export function retryAfterS(r: RefusalOut, fallbackS: number): number {
-  const est = r.estimatedWaitS;
-  if (est === undefined || !Number.isFinite(est) || est < 0) return fallbackS;
-  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(est)));
-}
-
-function schedulerError(err: unknown): ProxyError {
-  if (err instanceof ProxyError) return err;
-  if (KubemootError.is(err)) {
-    if (err.code === ErrorCode.InvalidArgument) return new ProxyError(400, "bad-request", err.message);
-    if (err.code === ErrorCode.ShuttingDown) return new ProxyError(503, "shutting-down", err.message);
-    if (err.code === ErrorCode.StateUnavailable) {
-      return new ProxyError(503, "state-unavailable", `the shared state cannot be read: ${err.message}`);
-    }
-  }
-  return new ProxyError(
-    500,
-    "internal",
-    `internal error: ${err instanceof Error ? err.message : String(err)}`,
-  );
-}
 
 /** An answer to Ollama's unload request that the proxy gives itself (see README.md). */
 function unloadAnswer(call: CallRequest) {
@@ -411,105 +352,6 @@ async function runPlaced(
     }
   } finally {
     if (renew) clearInterval(renew);
-    await release(ctx, call, tokens, p, outcome, refused, record, numCtx);
-  }
-}
-
-/** Releases the ticket with what the call told; reports a silent cut. Never throws. */
-async function release(
-  ctx: CallContext,
-  call: CallRequest,
-  tokens: number,
-  p: PlacementOut,
-  outcome: ForwardOutcome | undefined,
-  refused: ProxyError | undefined,
-  record: CallRecord,
-  numCtx: NumCtxDecision | undefined,
-): Promise<void> {
-  const { scheduler, logger, hooks } = ctx;
-  const report = outcome && (outcome.kind === "ok" || outcome.kind === "broken") ? outcome.report : undefined;
-  const reported = report?.promptTokens ?? 0;
-  record.promptTokens = reported;
-  record.outputTokens = report?.outputTokens ?? 0;
-  const sentCtx = numCtx && numCtx.kind !== "refuse" ? numCtx.value : undefined;
-  // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
-  // left by its client before any answer) says nothing about the provider: it is released as
-  // not run, so it neither counts as a failure nor records the model resident.
-  let result: CallOutcome;
-  let ran = true;
-  let latencyMs = 0;
-  let error = "";
-  if (!outcome || refused) {
-    result = "unspecified";
-    ran = false;
-    error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
-  } else {
-    switch (outcome.kind) {
-      case "ok":
-        result = "succeeded";
-        latencyMs = outcome.latencyMs;
-        break;
-      case "failed":
-        result = "failed";
-        ran = outcome.providerFault;
-        error = outcome.error.message;
-        break;
-      case "broken":
-        result = "failed";
-        error = outcome.message;
-        break;
-      case "client-gone":
-        // The provider did nothing wrong; a partial call says nothing about latency.
-        result = outcome.answered ? "succeeded" : "unspecified";
-        ran = outcome.answered;
-        error = "client went away";
-        break;
-    }
-  }
-  try {
-    await scheduler.release({
-      ticketId: p.ticketId,
-      outcome: result,
-      ran,
-      latencyMs: Math.round(latencyMs),
-      promptTokens: reported,
-      promptChars: call.promptChars,
-      outputTokens: report?.outputTokens ?? 0,
-      error,
-      ...(sentCtx !== undefined ? { contextSent: sentCtx } : {}),
-    });
-  } catch (err) {
-    logger.error(
-      { err, ticket: p.ticketId },
-      "proxy: releasing the ticket failed (its lease will reclaim it)",
-    );
-  }
-  // The scheduler judged the call (Attribute reports the same verdict).
-  const truncated = scheduler.attribute(p.ticketId)?.truncated ?? false;
-  record.truncated = truncated;
-  if (truncated) {
-    logger.warn(
-      {
-        ticket: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimated: tokens,
-        reported,
-        num_ctx: sentCtx,
-      },
-      "proxy: the engine's own prompt count shows it cut the prompt (silent truncation)",
-    );
-    try {
-      hooks.onTruncation?.({
-        ticketId: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimatedPromptTokens: tokens,
-        reportedPromptTokens: reported,
-        numCtx: sentCtx,
-      });
-    } catch (err) {
-      logger.warn({ err }, "proxy: onTruncation hook failed");
-    }
+    await releaseCall(ctx, call, tokens, p, outcome, refused, record, numCtx);
   }
 }

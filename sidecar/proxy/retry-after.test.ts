@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { retryAfterS } from "./call.js";
+import { retryAfterS } from "./refusal-errors.js";
 
 const busy = (estimatedWaitS?: number) => ({
   reason: "gpu-busy" as const,

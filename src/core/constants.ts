@@ -86,6 +86,11 @@ export const RELOAD_RECENT_WEIGHT = 0.5;
  * between two busy models then spends at most 1/(1 + this) of its time loading.
  */
 export const MIN_RESIDENCY_LOADS = 3;
+/**
+ * A second copy of a model that is warm elsewhere holds VRAM well past the call that loads it,
+ * so the time policy counts its load this many times against waiting for the first copy.
+ */
+export const SECOND_COPY_LOADS = 1.25;
 /** Idle residents considered as victims per pass, least needed first. */
 export const MAX_VICTIMS_CONSIDERED = 10;
 

@@ -16,6 +16,8 @@ export interface ModelDemand {
   predicted: number;
   /** Epoch ms of the model's last use; 0 when unknown. */
   lastUsedAtMs: number;
+  /** The fleet's service-time EMA of the model (ms); 0 when unknown. */
+  serviceMs: number;
 }
 
 export const NO_DEMAND: ModelDemand = Object.freeze({
@@ -24,6 +26,7 @@ export const NO_DEMAND: ModelDemand = Object.freeze({
   recentUse: 0,
   predicted: 0,
   lastUsedAtMs: 0,
+  serviceMs: 0,
 });
 
 function live(expiresAt: unknown, nowMs: number): boolean {
@@ -71,6 +74,7 @@ export function aggregateDemand(entries: Iterable<DemandEntry>, nowMs: number): 
         const d = get(e.model);
         d.recentUse += decayedRate(num(e.rate), num(e.updatedAt), nowMs);
         d.lastUsedAtMs = Math.max(d.lastUsedAtMs, num(e.lastUsedAt));
+        if (num(e.serviceMs) > 0) d.serviceMs = num(e.serviceMs);
         break;
       }
       case "sel": {

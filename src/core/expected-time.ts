@@ -7,9 +7,14 @@ import { expectedReloads, type ModelDemand } from "./demand.js";
 import { queueWaitS } from "./queue-or-unload.js";
 import { oldestClaimedMs, type ProviderView, type SnapshotIndex } from "./snapshot.js";
 
-/** How long one call of `model` keeps a slot on `v` busy (s), loads excluded. */
+/**
+ * How long one call of `model` keeps a slot on `v` busy (s), loads excluded: this sidecar's
+ * measurement there, else the fleet's for the model (shared through its use entry), else this
+ * sidecar's latency on `v`, else the default.
+ */
 export function serviceS(ix: SnapshotIndex, v: ProviderView, model: string): number {
-  const ms = v.serviceByModel?.get(model) ?? v.latencyEmaMs;
+  const fleet = ix.demand.get(model)?.serviceMs;
+  const ms = v.serviceByModel?.get(model) ?? (fleet !== undefined && fleet > 0 ? fleet : v.latencyEmaMs);
   if (ms !== undefined && Number.isFinite(ms) && ms >= 0) return ms / 1000;
   return ix.options.defaultCallTimeS ?? DEFAULT_CALL_TIME_S;
 }

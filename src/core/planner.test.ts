@@ -186,28 +186,6 @@ describe("§5 planner steps", () => {
     });
   });
 
-  it("a model no provider has (loaded or on disk) is refused as unknown at once, naming it", () => {
-    const s = snapshot({ providers: [card("a", 81920), card("b", RTX_4090_MIB)] });
-    for (const model of ["mystery-model", "nosuch:1b"]) {
-      const d = decide(s, req({ candidates: cands([model, 80]) }));
-      expect(d).toMatchObject({ kind: "refuse", reason: "model-unknown", model });
-      if (d.kind === "refuse") expect(d.message).toContain(`"${model}"`);
-    }
-  });
-
-  it("a cold load goes only where the model is on disk", () => {
-    const onlyB = snapshot({
-      providers: [
-        card("a", RTX_5090_MIB, { availableModelFootprintsMiB: { "other:1b": 900 } }),
-        card("b", RTX_4090_MIB),
-      ],
-    });
-    expect(decide(onlyB, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
-      kind: "claim",
-      provider: "b",
-    });
-  });
-
   it.each([
     ["not ready", { ready: false }, []],
     ["stale", { lastProbedAt: iso(T0 - 400_000) }, []],
@@ -362,23 +340,6 @@ describe("§3 the context filter on every path", () => {
     const d = decide(snapshot({ providers }), req({ candidates: cands([Q8, 80]), promptTokens: 10_000 }));
     expect(d).toMatchObject({ kind: "refuse", reason: "prompt-too-large", model: Q8, largestContext: 8192 });
     if (d.kind === "refuse") expect(d.message).toMatch(/8192/);
-  });
-  it("an estimate that fits no context is placed by its generous count before any refusal", () => {
-    const providers = [
-      card("a", RTX_4090_MIB, { contextLength: 8192 }),
-      card("b", RTX_5090_MIB, { contextLength: 4096 }),
-    ];
-    const placed = decide(
-      snapshot({ providers }),
-      req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 6_000 }),
-    );
-    expect(placed).toMatchObject({ kind: "claim", provider: "a", contextLength: 8192 });
-    const refused = decide(
-      snapshot({ providers }),
-      req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 9_000 }),
-    );
-    expect(refused).toMatchObject({ kind: "refuse", reason: "prompt-too-large", largestContext: 8192 });
-    if (refused.kind === "refuse") expect(refused.message).toMatch(/9000/);
   });
   it("an unknown context never refuses", () => {
     const providers = [card("a", RTX_4090_MIB)];

@@ -95,6 +95,11 @@ export interface UseEntry {
   updatedAt: number;
   lastUsedAt: number;
   expiresAt: number;
+  /**
+   * Our extension: EMA of a call's time without its load (ms), over every sidecar's calls of the
+   * model, so that a sidecar that has not measured the model yet can still estimate a queue.
+   */
+  serviceMs?: number;
 }
 
 /** `sel.<tok(ns/crew)>.<tok(ns/agent)>`: decayed rate at which an agent is selected (6 h). */

@@ -7,7 +7,7 @@
 // - an unload pays for itself: its price counts the victims' own demand for a reload, and a
 //   copy that others wait for is not unloaded before it has served a few load times' worth.
 import type { Candidate } from "./candidates.js";
-import { MIN_RESIDENCY_LOADS, UNLOAD_S } from "./constants.js";
+import { MIN_RESIDENCY_LOADS, SECOND_COPY_LOADS, UNLOAD_S } from "./constants.js";
 import { holds } from "./context-fit.js";
 import { loadLeftS, loadS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
 import { roomNeeded, vramVerdict } from "./feasibility.js";
@@ -41,10 +41,22 @@ interface Pick {
 /** Kinds in the order a tie prefers them: no load before a load, a load before an unload. */
 const KIND_ORDER: Record<Pick["kind"], number> = { warm: 0, queue: 1, cold: 2, unload: 3 };
 
+/** Expected seconds this close count as equal: estimates are not finer than that. */
+const TIE_S = 0.5;
+
+/** Room a load would leave on its provider (MiB): the tighter fit keeps large rooms whole. */
+function leftover(p: Pick): number {
+  return p.view.usable - p.footprintMiB;
+}
+
 function better(top: Pick | undefined, p: Pick): boolean {
   if (top === undefined) return true;
-  if (p.seconds !== top.seconds) return p.seconds < top.seconds;
+  if (Math.abs(p.seconds - top.seconds) > TIE_S) return p.seconds < top.seconds;
   if (p.kind !== top.kind) return KIND_ORDER[p.kind] < KIND_ORDER[top.kind];
+  if (p.kind !== "warm" && p.kind !== "queue" && leftover(p) !== leftover(top)) {
+    return leftover(p) < leftover(top);
+  }
+  if (p.seconds !== top.seconds) return p.seconds < top.seconds;
   return p.view.name < top.view.name;
 }
 
@@ -87,12 +99,15 @@ function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCa
 function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
   const preferred = r.acceptable[0]!.model;
   const occ = ix.occupancy(preferred);
+  // A second copy holds its room long after this call: its load counts SECOND_COPY_LOADS times.
+  const copies = (ix.warmAt.get(preferred) ?? []).some((v) => v.ineligible === undefined);
+  const loadWeight = copies ? SECOND_COPY_LOADS : 1;
   let top: Pick | undefined;
   for (const v of ix.providers) {
     if (v.ineligible !== undefined || !holds(contextAt(v, preferred), r.prompt)) continue;
     const verdict = vramVerdict(v, preferred, occ);
     if (verdict === "cold" && occ.known) {
-      const seconds = loadS(v, occ.mib) + serviceS(ix, v, preferred);
+      const seconds = loadWeight * loadS(v, occ.mib) + serviceS(ix, v, preferred);
       const p: Pick = {
         view: v,
         model: preferred,
@@ -112,7 +127,7 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
         need.models,
       );
       if (victims === undefined || victims.length === 0) continue;
-      const own = victims.length * UNLOAD_S + loadS(v, occ.mib) + serviceS(ix, v, preferred);
+      const own = victims.length * UNLOAD_S + loadWeight * loadS(v, occ.mib) + serviceS(ix, v, preferred);
       const seconds = own + unloadPriceS(v, victims);
       const p: Pick = {
         view: v,

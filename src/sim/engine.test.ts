@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { POLICIES, type SimMetrics, simulate, WALL_CLOCK_FIELDS } from "./engine.js";
+import { POLICIES, runsPlanner, type SimMetrics, simulate, WALL_CLOCK_FIELDS } from "./engine.js";
 import { homelab, lab, type Scenario } from "./scenarios.js";
 import { generateWorkload } from "./workload.js";
 
@@ -97,7 +97,7 @@ describe("simulate", () => {
   });
 
   it("baselines send the preferred model only and never refuse a model that fits", () => {
-    for (const policy of POLICIES.filter((p) => p !== "ours")) {
+    for (const policy of POLICIES.filter((p) => !runsPlanner(p))) {
       const r = simulate({ scenario: homelab(), policy, seed: 2, record: true });
       expect(r.metrics.stand_asides).toEqual({
         "gpu-busy": 0,

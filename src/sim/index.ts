@@ -12,6 +12,7 @@ export {
   type LoadRecord,
   POLICIES,
   type PolicyName,
+  runsPlanner,
   type SimMetrics,
   type SimOptions,
   type SimResult,

@@ -5,9 +5,19 @@ import { type SimResult, simulate } from "./engine.js";
 import { coldLoadsOnFreeRoom, homes, liveWorkEvictions, secondCopies, warmReuse } from "./properties.js";
 import { homelab, lab, type Scenario } from "./scenarios.js";
 
-const ours = (seed: number): SimResult =>
-  simulate({ scenario: homelab(), policy: "ours", seed, record: true, measure: false });
-const runs = [1, 2, 3].map(ours);
+// Both of the sidecar's policies: "ours" (expected seconds, the default) and "kubemoot" (the
+// weighted cost). Where they differ by design, each test says so.
+const PLANNERS = ["ours", "kubemoot"] as const;
+type Planner = (typeof PLANNERS)[number];
+const homelabRuns = (policy: Planner): SimResult[] =>
+  [1, 2, 3].map((seed) => simulate({ scenario: homelab(), policy, seed, record: true, measure: false }));
+const runsBy = new Map(PLANNERS.map((p) => [p, homelabRuns(p)]));
+const labBy = new Map(
+  PLANNERS.map((policy) => [
+    policy,
+    simulate({ scenario: lab(), policy, seed: 2, record: true, measure: false }),
+  ]),
+);
 const roundRobin = simulate({
   scenario: homelab(),
   policy: "round-robin",
@@ -15,7 +25,6 @@ const roundRobin = simulate({
   record: true,
   measure: false,
 });
-const labRun = simulate({ scenario: lab(), policy: "ours", seed: 2, record: true, measure: false });
 
 /** Agents on one model, two identical cards: when does a second copy appear? */
 function oneHotModel(agentCount: number, discussionsPerHour: number): Scenario {
@@ -50,85 +59,108 @@ function oneHotModel(agentCount: number, discussionsPerHour: number): Scenario {
   };
 }
 
-describe("placement properties over the homelab (docs/rules/placement.md §4)", () => {
-  it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", () => {
-    for (const r of runs) {
-      const w = warmReuse(r);
-      expect(w.opportunities).toBeGreaterThan(100);
-      expect(w.missed).toEqual([]);
-      expect(w.warmCallFraction).toBeGreaterThanOrEqual(0.97);
-    }
-    // The check has teeth: round-robin loads on about every other call.
-    expect(warmReuse(roundRobin).warmCallFraction).toBeLessThan(0.9);
-  });
-
-  it("live work is never evicted, by our planned unloads or by Ollama", () => {
-    for (const r of [...runs, labRun]) {
-      const l = liveWorkEvictions(r);
-      expect(l.plannedOnLive).toEqual([]);
-      expect(l.unloadedLive).toEqual([]);
-    }
-  });
-
-  it("cold loads land on free room: within budget, and Ollama never has to evict on its own", () => {
-    for (const r of runs) {
-      const c = coldLoadsOnFreeRoom(r);
-      expect(c.cold).toBeGreaterThan(0);
-      expect(c.withoutRoom).toEqual([]);
-      expect(c.overBudget).toEqual([]);
-      expect(c.ollamaEvictions).toEqual([]);
-    }
-    expect(coldLoadsOnFreeRoom(labRun).overBudget).toEqual([]);
-    expect(coldLoadsOnFreeRoom(labRun).withoutRoom).toEqual([]);
-    // Teeth: round-robin makes Ollama evict all the time.
-    expect(coldLoadsOnFreeRoom(roundRobin).ollamaEvictions.length).toBeGreaterThan(50);
-  });
-
-  it("distinct models partition across cards, each concentrated on its home", () => {
-    for (const r of runs) {
-      const h = new Map(homes(r).map((x) => [x.model, x]));
-      expect(h.get("qwen3:32b")).toMatchObject({ provider: "rtx-5090", share: 1 });
-      expect(h.get("qwen3:14b")?.provider).toBe("rtx-4090");
-      expect(h.get("qwen3:8b")?.provider).toBe("rtx-4090");
-      for (const x of h.values()) expect(x.share, x.model).toBeGreaterThanOrEqual(0.95);
-    }
-    // Twelve models on eight cards: nearly every call runs on its model's home.
-    const labHomes = homes(labRun);
-    const calls = labHomes.reduce((n, x) => n + x.calls, 0);
-    const atHome = labHomes.reduce((n, x) => n + x.share * x.calls, 0);
-    expect(atHome / calls).toBeGreaterThanOrEqual(0.95);
-    expect(new Set(labHomes.map((x) => x.provider)).size).toBeGreaterThanOrEqual(5);
-    // Teeth: round-robin splits the 14b and the 8b across both cards.
-    const rr = new Map(homes(roundRobin).map((x) => [x.model, x.share]));
-    expect(rr.get("qwen3:8b")!).toBeLessThan(0.6);
-  });
-
-  it("a busy warm copy is preferred to a second copy until its queue is genuinely long", () => {
-    // Small bursts (at most three calls at once): one copy serves everything, queueing included.
-    const light = simulate({
-      scenario: oneHotModel(3, 30),
-      policy: "ours",
-      seed: 1,
-      record: true,
-      measure: false,
+for (const planner of PLANNERS) {
+  const runs = runsBy.get(planner)!;
+  const labRun = labBy.get(planner)!;
+  describe(`${planner}: placement properties over the homelab (docs/rules/placement.md §4)`, () => {
+    it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", () => {
+      for (const r of runs) {
+        const w = warmReuse(r);
+        expect(w.opportunities).toBeGreaterThan(100);
+        expect(w.missed).toEqual([]);
+        expect(w.warmCallFraction).toBeGreaterThanOrEqual(0.97);
+      }
+      // The check has teeth: round-robin loads on about every other call.
+      expect(warmReuse(roundRobin).warmCallFraction).toBeLessThan(0.9);
     });
-    expect(
-      light.decisions!.some((d) => d.kind === "claim" && d.copies.some((c) => c.tickets >= c.slots)),
-    ).toBe(true);
-    expect(secondCopies(light)).toEqual([]);
-    expect(homes(light)[0]!.share).toBe(1);
-    // Bursts of about six calls: a second copy appears, and only once the first had a real queue.
-    for (const seed of [1, 2]) {
-      const heavy = simulate({
-        scenario: oneHotModel(12, 90),
-        policy: "ours",
-        seed,
+
+    it("live work is never evicted, by our planned unloads or by Ollama", () => {
+      for (const r of [...runs, labRun]) {
+        const l = liveWorkEvictions(r);
+        expect(l.plannedOnLive).toEqual([]);
+        expect(l.unloadedLive).toEqual([]);
+      }
+    });
+
+    it("cold loads land on free room: within budget, and Ollama never has to evict on its own", () => {
+      for (const r of runs) {
+        const c = coldLoadsOnFreeRoom(r);
+        expect(c.cold).toBeGreaterThan(0);
+        expect(c.withoutRoom).toEqual([]);
+        expect(c.overBudget).toEqual([]);
+        expect(c.ollamaEvictions).toEqual([]);
+      }
+      expect(coldLoadsOnFreeRoom(labRun).overBudget).toEqual([]);
+      expect(coldLoadsOnFreeRoom(labRun).withoutRoom).toEqual([]);
+      // Teeth: round-robin makes Ollama evict all the time.
+      expect(coldLoadsOnFreeRoom(roundRobin).ollamaEvictions.length).toBeGreaterThan(50);
+    });
+
+    it("distinct models partition across cards, each concentrated on its home", () => {
+      for (const r of runs) {
+        const h = new Map(homes(r).map((x) => [x.model, x]));
+        expect(h.get("qwen3:32b")).toMatchObject({ provider: "rtx-5090", share: 1 });
+        expect(h.get("qwen3:14b")?.provider).toBe("rtx-4090");
+        expect(h.get("qwen3:8b")?.provider).toBe("rtx-4090");
+        for (const x of h.values()) expect(x.share, x.model).toBeGreaterThanOrEqual(0.95);
+      }
+      // Twelve models on eight cards: nearly every call runs on its model's home. The time policy
+      // loads a second copy when a busy home would keep the call waiting longer than the load
+      // (lab's hot 14b gets one), so its share is lower by design, and every such copy came
+      // while the home copy was full.
+      const labHomes = homes(labRun);
+      const calls = labHomes.reduce((n, x) => n + x.calls, 0);
+      const atHome = labHomes.reduce((n, x) => n + x.share * x.calls, 0);
+      expect(atHome / calls).toBeGreaterThanOrEqual(planner === "kubemoot" ? 0.95 : 0.8);
+      for (const s of secondCopies(labRun)) expect(s.queuePerSlot).toBeGreaterThanOrEqual(1);
+      expect(new Set(labHomes.map((x) => x.provider)).size).toBeGreaterThanOrEqual(5);
+      // Teeth: round-robin splits the 14b and the 8b across both cards.
+      const rr = new Map(homes(roundRobin).map((x) => [x.model, x.share]));
+      expect(rr.get("qwen3:8b")!).toBeLessThan(0.6);
+    });
+
+    it("a busy warm copy is preferred to a second copy until its queue is genuinely long", () => {
+      // Small bursts (at most three calls at once): one copy serves nearly everything, queueing
+      // included — at the engine for the weighted cost, in the sidecar for the time policy.
+      const light = simulate({
+        scenario: oneHotModel(3, 30),
+        policy: planner,
+        seed: 1,
         record: true,
         measure: false,
       });
-      const second = secondCopies(heavy);
-      expect(second.length).toBeGreaterThan(0);
-      for (const s of second) expect(s.queuePerSlot).toBeGreaterThanOrEqual(2);
-    }
+      const queued =
+        planner === "kubemoot"
+          ? light.decisions!.some((d) => d.kind === "claim" && d.copies.some((c) => c.tickets >= c.slots))
+          : light.decisions!.some((d) => d.kind === "queue");
+      expect(queued).toBe(true);
+      if (planner === "kubemoot") {
+        expect(secondCopies(light)).toEqual([]);
+        expect(homes(light)[0]!.share).toBe(1);
+      } else {
+        // A second copy only once the wait for the home copy outgrew 1.25 loads (a full copy).
+        for (const s of secondCopies(light)) expect(s.queuePerSlot).toBeGreaterThanOrEqual(1);
+        expect(homes(light)[0]!.share).toBeGreaterThanOrEqual(0.8);
+        // The time policy never hands a call to a full copy: it waits in the sidecar instead.
+        expect(
+          light.decisions!.some(
+            (d) => d.kind === "claim" && !d.cold && d.copies.some((c) => c.tickets >= c.slots),
+          ),
+        ).toBe(false);
+      }
+      // Bursts of about six calls: a second copy appears, and only once the first had a real queue.
+      for (const seed of [1, 2]) {
+        const heavy = simulate({
+          scenario: oneHotModel(12, 90),
+          policy: planner,
+          seed,
+          record: true,
+          measure: false,
+        });
+        const second = secondCopies(heavy);
+        expect(second.length).toBeGreaterThan(0);
+        for (const s of second) expect(s.queuePerSlot).toBeGreaterThanOrEqual(planner === "kubemoot" ? 2 : 1);
+      }
+    });
   });
-});
+}

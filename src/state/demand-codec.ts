@@ -49,6 +49,7 @@ export function parseDemand(key: string, raw: unknown, fallbackExpiresAt: number
         updatedAt: num(raw.updatedAt),
         lastUsedAt: num(raw.lastUsedAt),
         expiresAt,
+        ...(num(raw.serviceMs) > 0 ? { serviceMs: num(raw.serviceMs) } : {}),
       } as UseEntry;
     case "sel":
       return {

@@ -5,6 +5,7 @@
 import { performance } from "node:perf_hooks";
 import { FRESH_READ_MS, INTENT_TTL_MS, RATE_ENTRY_TTL_MS, WAIT_ENTRY_TTL_MS } from "../core/constants.js";
 import { bumpRate } from "../core/decay.js";
+import { recordLatency } from "../core/latency-ema.js";
 import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
@@ -121,9 +122,14 @@ export class DemandBoard {
    * write that is not already queued waits that long first, so the uses of a busy model
    * within it go in one write (off the caller's path; `flush()` cuts the wait short).
    */
-  recordUse(model: string, agent: string, lingerMs = 0): Promise<UseEntry> {
+  /**
+   * A call of `model` ran: its decayed use rate gains +1, and `serviceMs` (the call's time
+   * without its load), when given, moves the fleet's service-time EMA of the model.
+   */
+  recordUse(model: string, agent: string, lingerMs = 0, serviceMs = 0): Promise<UseEntry> {
     return this.bump(useKey(model), lingerMs, (old, now): UseEntry => {
       const prev = old?.kind === "use" ? old : undefined;
+      const service = serviceMs > 0 ? recordLatency(prev?.serviceMs, serviceMs) : prev?.serviceMs;
       return {
         kind: "use",
         model,
@@ -132,6 +138,7 @@ export class DemandBoard {
         updatedAt: now,
         lastUsedAt: now,
         expiresAt: now + this.rateTtl,
+        ...(service !== undefined ? { serviceMs: service } : {}),
       };
     });
   }

@@ -204,17 +204,19 @@ export class OursPolicy implements SimPolicy {
     this.state.removeTicket(held.ticketId);
     const agent = call.turn.agent.id;
     // As the proxy reports it: the whole call, and the engine's load time within it.
+    const latencyMs = this.w.loop.now - held.claimedAtMs;
+    const loadMs = r?.loadMs ?? 0;
     this.state.learn(agent, provider, {
       model,
       outcome: ok ? "succeeded" : "failed",
-      latencyMs: this.w.loop.now - held.claimedAtMs,
-      loadMs: r?.loadMs ?? 0,
+      latencyMs,
+      loadMs,
       footprintMiB,
       coldLoad: r?.coldLoad ?? false,
     });
     if (ok) {
       this.state.writeOverlay(provider, model, footprintMiB);
-      this.state.recordUse(model, agent);
+      this.state.recordUse(model, agent, Math.max(0, latencyMs - loadMs));
     }
   }
 

@@ -15,6 +15,7 @@ import {
   type ProviderState,
   RATE_ENTRY_TTL_MS,
   type Residency,
+  recordLatency,
   type Ticket,
   WAIT_ENTRY_TTL_MS,
 } from "../../core/index.js";
@@ -205,11 +206,12 @@ export class SharedStateModel {
     }
   }
 
-  recordUse(model: string, agent: string): void {
+  recordUse(model: string, agent: string, serviceMs: number): void {
     const now = EPOCH_MS + this.now();
     const key = `use\u0000${model}`;
     const prev = this.demand.get(key);
     const old = prev?.kind === "use" && prev.expiresAt > now ? prev : undefined;
+    const service = serviceMs > 0 ? recordLatency(old?.serviceMs, serviceMs) : old?.serviceMs;
     this.putDemand(key, {
       kind: "use",
       model,
@@ -218,6 +220,7 @@ export class SharedStateModel {
       updatedAt: now,
       lastUsedAt: now,
       expiresAt: now + RATE_ENTRY_TTL_MS,
+      ...(service !== undefined ? { serviceMs: service } : {}),
     });
   }
 

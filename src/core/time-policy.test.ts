@@ -1,0 +1,249 @@
+// The default policy, by expected seconds (docs/rules/placement.md §5), and the rules both
+// policies share since issue 16: refusals decided on the generous count, unknown models, cold
+// loads only where the model is on disk, calls that cannot wait never queue, the engine's
+// loaded-model limit.
+import { describe, expect, it } from "vitest";
+import {
+  iso,
+  provider,
+  RTX_4090_MIB,
+  RTX_5090_MIB,
+  residency,
+  snapshot,
+  T0,
+  ticket,
+} from "../../test/helpers/core-fixtures.js";
+import type { Candidate } from "./candidates.js";
+import { MIN_RESIDENCY_LOADS } from "./constants.js";
+import { type ModelDemand, NO_DEMAND } from "./demand.js";
+import { decide, type PlanRequest } from "./planner.js";
+import type { PlacementPolicy, PlacementSnapshot, ProviderHealth } from "./snapshot.js";
+
+const Q8 = "qwen3:8b";
+const Q14 = "qwen3:14b";
+const Q32 = "qwen3:32b";
+const F8 = 5979;
+const F14 = 12224;
+const F32 = 27252;
+const DISK = { [Q8]: F8 / 1.2, [Q14]: F14 / 1.2, [Q32]: F32 / 1.2 };
+const POLICIES: PlacementPolicy[] = ["time", "kubemoot"];
+
+const cands = (...list: [string, number][]): Candidate[] => list.map(([model, score]) => ({ model, score }));
+const req = (over: Partial<PlanRequest> & { candidates: Candidate[] }): PlanRequest => ({
+  promptTokens: 1000,
+  ...over,
+});
+function card(name: string, total: number, over: Parameters<typeof provider>[1] = {}) {
+  return provider(name, { totalVramMiB: total, availableModelFootprintsMiB: DISK, ...over });
+}
+const warm = (
+  name: string,
+  total: number,
+  model: string,
+  mib: number,
+  over: Parameters<typeof provider>[1] = {},
+) => card(name, total, { loadedModelFootprintsMiB: { [model]: mib }, ...over });
+const byTime = (s: PlacementSnapshot, r: PlanRequest) => decide(s, r, { policy: "time" });
+const measured = (serviceS: number): ProviderHealth => ({
+  latencyEmaMs: serviceS * 1000,
+  serviceByModel: new Map([[Q8, serviceS * 1000]]),
+});
+const demand = (entries: [string, Partial<ModelDemand>][]) =>
+  new Map(entries.map(([m, d]) => [m, { ...NO_DEMAND, ...d }]));
+
+describe("time policy: a slot is a slot", () => {
+  it("a warm claim needs a free slot: a busy single-slot copy is queued for, not claimed", () => {
+    const providers = [warm("a", RTX_4090_MIB, Q8, F8)];
+    const s = snapshot({ providers, tickets: [ticket("a", Q8, { claimedAtMs: T0 - 1_000 })] });
+    const d = byTime(s, req({ candidates: cands([Q8, 80]) }));
+    expect(d).toMatchObject({ kind: "queue", provider: "a", model: Q8 });
+    // Kubemoot's weighted cost hands the call to the engine's queue instead.
+    expect(decide(s, req({ candidates: cands([Q8, 80]) }), { policy: "kubemoot" })).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      cold: false,
+    });
+  });
+
+  it("queues while the copy frees sooner than a cold load elsewhere, and loads once it does not", () => {
+    // 8b: 5979 MiB at 1024 MiB/s ≈ 5.84 s to load. Calls take 5 s (measured).
+    const providers = [warm("a", RTX_4090_MIB, Q8, F8), card("b", RTX_5090_MIB)];
+    const health = new Map([
+      ["a", measured(5)],
+      ["b", measured(5)],
+    ]);
+    const one = snapshot({ providers, health, tickets: [ticket("a", Q8, { claimedAtMs: T0 - 1_000 })] });
+    // One call 1 s in: 4 s left < 5.84 s of load.
+    expect(byTime(one, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "queue",
+      estimatedWaitS: 4,
+    });
+    // Two more queued behind it: 4 + 2·5 = 14 s > 5.84 s: load a second copy on the idle card.
+    const three = snapshot({
+      providers,
+      health,
+      tickets: [
+        ticket("a", Q8, { claimedAtMs: T0 - 1_000 }),
+        ticket("a", Q8, { claimedAtMs: T0 - 500 }),
+        ticket("a", Q8, { claimedAtMs: T0 - 200 }),
+      ],
+    });
+    expect(byTime(three, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      provider: "b",
+      cold: true,
+      step: 4,
+    });
+  });
+
+  it("a warm alternative with a free slot comes before loading the preferred", () => {
+    const providers = [warm("a", RTX_4090_MIB, Q14, F14), card("b", RTX_5090_MIB)];
+    expect(byTime(snapshot({ providers }), req({ candidates: cands([Q8, 80], [Q14, 75]) }))).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      model: Q14,
+      step: 2,
+    });
+  });
+
+  for (const policy of POLICIES) {
+    it(`${policy}: calls that cannot wait never queue behind others, and triage neither`, () => {
+      const providers = [warm("a", RTX_4090_MIB, Q8, F8, { availableModelFootprintsMiB: {} })];
+      const s = snapshot({ providers, tickets: [ticket("a", Q8)] });
+      for (const r of [
+        req({ candidates: cands([Q8, 80]), cannotWait: true }),
+        req({ candidates: cands([Q8, 80]), phase: "triage" }),
+      ]) {
+        expect(decide(s, r, { policy })).toMatchObject({ kind: "refuse", reason: "gpu-busy" });
+      }
+    });
+  }
+});
+
+describe("time policy: an unload pays for itself", () => {
+  const full = (over: Partial<PlacementSnapshot> = {}) =>
+    snapshot({ providers: [warm("a", 16384, Q14, F14)], ...over });
+
+  it("unloads an idle copy nobody waits for", () => {
+    expect(byTime(full(), req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      step: 5,
+      evicts: { [Q14]: F14 },
+    });
+  });
+
+  it("keeps a copy others wait for until it has been resident a few of its load times", () => {
+    const loadS = F14 / 1024;
+    const waited = demand([[Q14, { waiters: 2 }]]);
+    const recent = full({
+      demand: waited,
+      residencies: [{ ...residency("a", Q14, F14), writtenAt: T0 - 1_000 }],
+    });
+    expect(byTime(recent, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "wait-for-memory" });
+    const old = full({
+      demand: waited,
+      residencies: [
+        { ...residency("a", Q14, F14), writtenAt: T0 - (MIN_RESIDENCY_LOADS * loadS + 1) * 1000 },
+      ],
+    });
+    expect(byTime(old, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "claim", step: 5 });
+    // More agents waiting for the requested model than for the copy: no grace.
+    const more = full({
+      demand: demand([
+        [Q14, { waiters: 2 }],
+        [Q8, { waiters: 3 }],
+      ]),
+      residencies: [{ ...residency("a", Q14, F14), writtenAt: T0 - 1_000 }],
+    });
+    expect(byTime(more, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "claim", step: 5 });
+  });
+
+  it("a cold load on free room is preferred to an unload of equal speed", () => {
+    const providers = [warm("a", 16384, Q14, F14), card("b", 16384)];
+    expect(byTime(snapshot({ providers }), req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      provider: "b",
+      step: 4,
+      evicts: {},
+    });
+  });
+});
+
+describe("both policies: the engine's loaded-model limit is room too", () => {
+  for (const policy of POLICIES) {
+    it(`${policy}: a fourth model on a card that keeps three loads only after an unload`, () => {
+      const loaded = { "m1:1b": 1000, "m2:1b": 1000, "m3:1b": 1000 };
+      const providers = [
+        card("a", RTX_5090_MIB, {
+          loadedModelFootprintsMiB: loaded,
+          maxLoadedModels: 3,
+          availableModelFootprintsMiB: { ...DISK, ...loaded },
+        }),
+      ];
+      const d = decide(snapshot({ providers }), req({ candidates: cands([Q8, 80]) }), { policy });
+      expect(d).toMatchObject({ kind: "claim", provider: "a", cold: true });
+      if (d.kind === "claim") expect(Object.keys(d.evicts)).toHaveLength(1);
+      const unlimited = [card("a", RTX_5090_MIB, { loadedModelFootprintsMiB: loaded })];
+      expect(
+        decide(snapshot({ providers: unlimited }), req({ candidates: cands([Q8, 80]) }), { policy }),
+      ).toMatchObject({
+        kind: "claim",
+        evicts: {},
+      });
+    });
+  }
+});
+
+describe("both policies: refusals", () => {
+  for (const policy of POLICIES) {
+    const plan = (s: PlacementSnapshot, r: PlanRequest) => decide(s, r, { policy });
+    describe(policy, () => {
+      it("an estimate that fits no context is placed by its generous count before any refusal", () => {
+        const providers = [
+          card("a", RTX_4090_MIB, { contextLength: 8192 }),
+          card("b", RTX_5090_MIB, { contextLength: 4096 }),
+        ];
+        const placed = plan(
+          snapshot({ providers }),
+          req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 6_000 }),
+        );
+        expect(placed).toMatchObject({ kind: "claim", provider: "a", contextLength: 8192 });
+        const refused = plan(
+          snapshot({ providers }),
+          req({ candidates: cands([Q8, 80]), promptTokens: 10_000, generousPromptTokens: 9_000 }),
+        );
+        expect(refused).toMatchObject({ kind: "refuse", reason: "prompt-too-large", largestContext: 8192 });
+        if (refused.kind === "refuse") expect(refused.message).toMatch(/9000/);
+      });
+
+      it("a model no provider has (loaded or on disk) is refused as unknown at once, naming it", () => {
+        const s = snapshot({ providers: [card("a", 81920), card("b", RTX_4090_MIB)] });
+        for (const model of ["mystery-model", "nosuch:1b"]) {
+          const d = plan(s, req({ candidates: cands([model, 80]) }));
+          expect(d).toMatchObject({ kind: "refuse", reason: "model-unknown", model });
+          if (d.kind === "refuse") expect(d.message).toContain(`"${model}"`);
+        }
+      });
+
+      it("a cold load goes only where the model is on disk", () => {
+        const onlyB = snapshot({
+          providers: [
+            card("a", RTX_5090_MIB, { availableModelFootprintsMiB: { "other:1b": 900 } }),
+            card("b", RTX_4090_MIB),
+          ],
+        });
+        expect(plan(onlyB, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+          kind: "claim",
+          provider: "b",
+        });
+      });
+      it("a dead provider's copy is unavailable, not busy", () => {
+        const providers = [warm("a", RTX_4090_MIB, Q8, F8, { ready: false, lastProbedAt: iso(T0) })];
+        expect(plan(snapshot({ providers }), req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+          kind: "refuse",
+          reason: "provider-unavailable",
+        });
+      });
+    });
+  }
+});
