@@ -144,7 +144,10 @@ for (const planner of PLANNERS) {
         // The time policy never hands a call to a full copy: it waits in the sidecar instead.
         expect(
           light.decisions!.some(
-            (d) => d.kind === "claim" && !d.cold && d.copies.some((c) => c.tickets >= c.slots),
+            (d) =>
+              d.kind === "claim" &&
+              !d.cold &&
+              d.copies.some((c) => c.provider === d.provider && c.tickets >= c.slots),
           ),
         ).toBe(false);
       }
