@@ -3,6 +3,8 @@
 // gRPC-Web over HTTP/1.1, with grpc.health.v1 and server reflection, plus /metrics, /healthz
 // (liveness) and /readyz (readiness). The first bytes of each connection decide which Node
 // server takes it: an HTTP/2 client preface starts with "PRI".
+
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -53,6 +55,8 @@ const DRAIN_MS = 5_000;
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const shutdown = new AbortController();
+  // Every call in flight listens to it (connect links each call's signal to it) until it ends.
+  setMaxListeners(0, shutdown.signal);
   let serving = true;
   const health = createHealth({
     "": "SERVING",
@@ -86,7 +90,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const http1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
 
   const sockets = new Set<net.Socket>();
-  const front = net.createServer((socket) => {
+  // noDelay: an answer's headers, message and trailers leave as separate small writes.
+  const front = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
