@@ -7,7 +7,13 @@ import type { Registry } from "prom-client";
 import { parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
 import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
-import { type ApiServer, startApiServer } from "./api/server.js";
+import {
+  type ApiServer,
+  identityInterceptor,
+  loggingInterceptor,
+  metricsInterceptor,
+  startApiServer,
+} from "./api/index.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
 import type { SchedulerConfig } from "./scheduler/config.js";
@@ -96,7 +102,11 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     port,
     impl: schedulerService(scheduler),
     metrics: () => metrics.render(),
-    onInternalError: (err, method) => log.error({ err, method }, "internal error in handler"),
+    interceptors: [
+      metricsInterceptor(metrics.registry),
+      loggingInterceptor(log),
+      identityInterceptor(o.config.agent),
+    ],
   });
   log.info(
     { listen: api.address, state: state.kind, agent: o.config.agent || undefined },

@@ -1,6 +1,7 @@
-// grpc.health.v1 on the API port, asked by a grpc-js client built from the standard health.proto
-// (not our server's code): everything SERVING while up; during a drain readiness goes
-// NOT_SERVING while the liveness service stays SERVING.
+// grpc.health.v1 on the API port, asked by a grpc-js client built from grpc-health-check's
+// standard health.proto (not our server's code, nor our copy of the proto): everything SERVING
+// while up; during a drain readiness goes NOT_SERVING while the liveness service stays SERVING;
+// Watch streams each change.
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -16,10 +17,15 @@ type CheckFn = (
   req: { service: string },
   cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
 ) => void;
+type ListFn = (
+  req: object,
+  cb: (err: grpc.ServiceError | null, res?: { statuses: Record<string, { status: string }> }) => void,
+) => void;
+type WatchFn = (req: { service: string }) => grpc.ClientReadableStream<{ status: string }>;
 
 describe("gRPC health", () => {
   let api: ApiServer;
-  let client: grpc.Client & { Check: CheckFn };
+  let client: grpc.Client & { Check: CheckFn; List: ListFn; Watch: WatchFn };
   const check = (service: string) =>
     new Promise<string>((resolve, reject) =>
       client.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
@@ -57,5 +63,78 @@ describe("gRPC health", () => {
 
   it("answers NOT_FOUND for a service it does not know", async () => {
     await expect(check("no.such.Service")).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it("lists every service with its status", async () => {
+    const res = await new Promise<{ statuses: Record<string, { status: string }> }>((resolve, reject) =>
+      client.List({}, (err, r) => (err ? reject(err) : resolve(r!))),
+    );
+    expect(res.statuses).toEqual({
+      "": { status: "SERVING" },
+      "kubemoot.scheduler.v1.SchedulerService": { status: "SERVING" },
+      [LIVENESS_SERVICE]: { status: "SERVING" },
+    });
+  });
+
+  it("Watch sends the current status, then each change", async () => {
+    const seen: string[] = [];
+    const stream = client.Watch({ service: "kubemoot.scheduler.v1.SchedulerService" });
+    stream.on("data", (m) => seen.push(m.status));
+    stream.on("error", () => undefined);
+    await expect.poll(() => seen).toEqual(["SERVING"]);
+    api.setServing(false);
+    await expect.poll(() => seen).toEqual(["SERVING", "NOT_SERVING"]);
+    api.setServing(true);
+    await expect.poll(() => seen).toEqual(["SERVING", "NOT_SERVING", "SERVING"]);
+    stream.cancel();
+  });
+
+  it("Watch of an unknown service answers SERVICE_UNKNOWN and stays open", async () => {
+    const seen: string[] = [];
+    const stream = client.Watch({ service: "no.such.Service" });
+    let ended = false;
+    stream.on("data", (m) => seen.push(m.status));
+    stream.on("error", () => {
+      ended = true;
+    });
+    stream.on("end", () => {
+      ended = true;
+    });
+    await expect.poll(() => seen).toEqual(["SERVICE_UNKNOWN"]);
+    // A change of another service wakes the stream but sends nothing for this one.
+    api.setServing(false);
+    api.setServing(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toEqual(["SERVICE_UNKNOWN"]);
+    expect(ended).toBe(false);
+    stream.cancel();
+  });
+});
+
+describe("gRPC health at shutdown", () => {
+  it("ends a Watch with UNAVAILABLE, so that a prober retries", async () => {
+    const api = await startApiServer({
+      host: "127.0.0.1",
+      port: 0,
+      impl: { place: async () => ({}) } as never,
+    });
+    const def = protoLoader.loadSync(healthProto, { enums: String });
+    const Health = (
+      grpc.loadPackageDefinition(def) as never as {
+        grpc: {
+          health: {
+            v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & { Watch: WatchFn } };
+          };
+        };
+      }
+    ).grpc.health.v1.Health;
+    const c = new Health(api.address, grpc.credentials.createInsecure());
+    const stream = c.Watch({ service: "" });
+    stream.on("error", () => undefined);
+    const ended = new Promise<grpc.StatusObject>((resolve) => stream.on("status", resolve));
+    await new Promise((resolve) => stream.once("data", resolve));
+    await api.close();
+    expect((await ended).code).toBe(grpc.status.UNAVAILABLE);
+    c.close();
   });
 });

@@ -1,20 +1,22 @@
-// One port for every way of calling the sidecar: gRPC over HTTP/2 (our lean server in ./grpc,
-// with grpc.health.v1 and server reflection) and, over HTTP/1.1, Connect JSON and gRPC-Web
-// (served by connect-node) plus /metrics, /healthz (liveness) and /readyz (readiness). The
-// first bytes of each connection decide: an HTTP/2 client preface starts with "PRI".
+// One port for every way of calling the sidecar, served by connect-node from one set of
+// handlers: gRPC, Connect and gRPC-Web over HTTP/2 (cleartext, prior knowledge), Connect and
+// gRPC-Web over HTTP/1.1, with grpc.health.v1 and server reflection, plus /metrics, /healthz
+// (liveness) and /readyz (readiness). The first bytes of each connection decide which Node
+// server takes it: an HTTP/2 client preface starts with "PRI".
+
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import {
-  file_kubemoot_scheduler_v1_scheduler,
-  SchedulerService,
-} from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
-import { type GrpcMethod, grpcStreamHandler } from "./grpc/index.js";
-import { createHealth, HEALTH_SERVICE } from "./health.js";
+import { Health as HealthService } from "../../src/gen/grpc/health/v1/health_pb.js";
+import { SchedulerService } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { createHealth } from "./health.js";
+import { errorInterceptor } from "./interceptors/index.js";
+import { answerMalformedRequestsAsInvalid } from "./malformed-requests.js";
+import { plainRoutes } from "./plain-routes.js";
 import { createReflection, REFLECTION_SERVICES } from "./reflection.js";
-import { serviceMethods } from "./service-methods.js";
 
 export interface ApiServerOptions {
   /** Host to listen on; 127.0.0.1 by default (the agent is in the same pod). */
@@ -24,9 +26,13 @@ export interface ApiServerOptions {
   impl: ServiceImpl<typeof SchedulerService>;
   /** Prometheus text for GET /metrics. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
-  /** Largest request body accepted on HTTP/1.1 (bytes); default 4 MiB. */
+  /** Largest request message accepted (bytes, after decompression); default 4 MiB. */
   maxBodyBytes?: number;
-  onInternalError?: (err: unknown, method: string) => void;
+  /**
+   * Interceptors around every call, outermost first (logging, metrics, identity). Errors are
+   * already mapped to their RPC codes when they pass.
+   */
+  interceptors?: readonly Interceptor[];
 }
 
 export interface ApiServer {
@@ -44,68 +50,48 @@ const SERVICE_NAME = SchedulerService.typeName;
  * drain can never read as a hang.
  */
 export const LIVENESS_SERVICE = "kubemoot.liveness";
+/** How long a shutdown waits for calls in flight on HTTP/2 before it cuts them. */
+const DRAIN_MS = 5_000;
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const shutdown = new AbortController();
-  const maxBodyBytes = opts.maxBodyBytes ?? 4 << 20;
+  // Every call in flight listens to it (connect links each call's signal to it) until it ends.
+  setMaxListeners(0, shutdown.signal);
   let serving = true;
-
   const health = createHealth({
     "": "SERVING",
     [SERVICE_NAME]: "SERVING",
     [LIVENESS_SERVICE]: "SERVING",
   });
-  const methods = new Map<string, GrpcMethod>([
-    ...serviceMethods(SchedulerService, opts.impl as never),
-    ...health.methods,
-    ...reflectionMethods(),
-  ]);
-  const h2 = http2.createServer();
-  h2.on(
-    "stream",
-    grpcStreamHandler({
-      methods,
-      maxReceiveBytes: maxBodyBytes,
-      shutdownSignal: shutdown.signal,
-      onInternalError: (err, path) => opts.onInternalError?.(err, path.slice(path.lastIndexOf("/") + 1)),
-    }),
-  );
+  const reflection = createReflection([SchedulerService, HealthService, ...REFLECTION_SERVICES]);
+  const handler = connectNodeAdapter({
+    routes(router) {
+      router.service(SchedulerService, opts.impl);
+      router.service(HealthService, health.impl);
+      router.service(REFLECTION_SERVICES[0], reflection.v1);
+      router.service(REFLECTION_SERVICES[1], reflection.v1alpha);
+      answerMalformedRequestsAsInvalid(router);
+    },
+    interceptors: [...(opts.interceptors ?? []), errorInterceptor],
+    readMaxBytes: opts.maxBodyBytes ?? 4 << 20,
+    // Aborts every call's signal: streams (Wait, health Watch) end with UNAVAILABLE; unary calls
+    // in flight finish (their handlers do not stop for it) while the connections drain.
+    shutdownSignal: shutdown.signal,
+    fallback: plainRoutes({ metrics: opts.metrics, serving: () => serving }),
+  });
+
+  const h2 = http2.createServer(handler);
   const sessions = new Set<http2.Http2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
     session.on("error", () => session.destroy());
   });
-
-  const connectHandler = connectNodeAdapter({
-    routes: (router) => router.service(SchedulerService, opts.impl),
-    grpc: false, // gRPC goes to the lean server over HTTP/2; HTTP/1.1 carries Connect and gRPC-Web.
-    readMaxBytes: maxBodyBytes,
-    shutdownSignal: shutdown.signal,
-    fallback: (req, res) => plainRoutes(req as http.IncomingMessage, res as http.ServerResponse),
-  });
-  const plainRoutes = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const url = (req.url ?? "/").split("?")[0];
-    if (req.method === "GET" && url === "/healthz") return json(res, 200, { status: "ok" });
-    if (req.method === "GET" && url === "/readyz") {
-      return json(res, serving ? 200 : 503, { status: serving ? "serving" : "draining" });
-    }
-    if (req.method === "GET" && url === "/metrics" && opts.metrics) {
-      opts.metrics().then(
-        (m) => {
-          res.writeHead(200, { "content-type": m.contentType });
-          res.end(m.body);
-        },
-        (err) => json(res, 500, { error: String(err) }),
-      );
-      return;
-    }
-    json(res, 404, { error: `no route for ${req.method} ${url}` });
-  };
-  const http1 = http.createServer({ keepAliveTimeout: 65_000 }, connectHandler);
+  const http1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
 
   const sockets = new Set<net.Socket>();
-  const front = net.createServer((socket) => {
+  // noDelay: an answer's headers, message and trailers leave as separate small writes.
+  const front = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -142,16 +128,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       health.setStatus(SERVICE_NAME, status);
     },
     async close() {
-      shutdown.abort();
+      shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
       // Stop accepting first; the listener's own close resolves only once every connection
       // it handed out has ended, so it is awaited last. HTTP/2 sessions get a GOAWAY: calls in
-      // flight finish, new ones go elsewhere; whatever is left after 5 s is cut.
+      // flight finish, new ones go elsewhere; whatever is left after DRAIN_MS is cut.
       const frontClosed = new Promise<void>((resolve) => front.close(() => resolve()));
       await Promise.race([
         Promise.all(
           [...sessions].map((session) => new Promise<void>((resolve) => session.close(() => resolve()))),
         ),
-        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+        new Promise<void>((resolve) => setTimeout(resolve, DRAIN_MS).unref()),
       ]);
       for (const session of sessions) session.destroy();
       http1.closeAllConnections();
@@ -160,25 +146,4 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       await Promise.all([frontClosed, http1Closed]);
     },
   };
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-/** Server reflection (v1 and v1alpha) over the scheduler's descriptors, for grpcurl and friends. */
-function reflectionMethods(): [string, GrpcMethod][] {
-  const reflect = createReflection({
-    files: [file_kubemoot_scheduler_v1_scheduler],
-    extraServices: [HEALTH_SERVICE],
-  });
-  const method: GrpcMethod = {
-    kind: "bidi_streaming",
-    // A malformed request throws INVALID_ARGUMENT, which ends the stream with that status.
-    handle: async (requests, _call, send) => {
-      for await (const request of requests) await send(reflect(request));
-    },
-  };
-  return REFLECTION_SERVICES.map((service) => [`/${service}/ServerReflectionInfo`, method]);
 }

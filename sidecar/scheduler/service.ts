@@ -1,12 +1,12 @@
 // The SchedulerService implementation over the transport-agnostic Scheduler: validates every
-// request (INVALID_ARGUMENT naming the field), maps proto messages to and from the scheduler's
-// types, and maps our error family onto RPC codes. Served by the lean gRPC server
-// (sidecar/api/grpc) and connect-node alike.
+// request (INVALID_ARGUMENT naming the field) and maps proto messages to and from the
+// scheduler's types. It throws our error family; the API server maps it onto RPC codes
+// (sidecar/api/interceptors/errors.ts) for every protocol.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { Candidate } from "../../src/core/index.js";
-import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { ErrorCode, invalidArgument, KubemootError } from "../../src/errors/index.js";
 import {
   CallOutcome,
   type PlacementSchema,
@@ -29,9 +29,7 @@ const MAX_CANDIDATES = 64;
 /** Renew may extend a lease by at most this much (s): a longer call renews again. */
 const MAX_EXTEND_S = 3600;
 
-function bad(field: string, message: string): ConnectError {
-  return new ConnectError(`${field}: ${message}`, Code.InvalidArgument);
-}
+const bad = invalidArgument;
 
 function nonNegative(field: string, v: bigint): number {
   if (v < 0n) throw bad(field, `must be ≥ 0, got ${v}`);
@@ -152,80 +150,36 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
   };
 }
 
-/** Maps our error family onto RPC codes; anything else is INTERNAL. */
-export function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  if (KubemootError.is(err)) {
-    const code =
-      err.code === ErrorCode.InvalidArgument
-        ? Code.InvalidArgument
-        : err.code === ErrorCode.NotFound
-          ? Code.NotFound
-          : err.code === ErrorCode.StateUnavailable || err.code === ErrorCode.ShuttingDown
-            ? Code.Unavailable
-            : err.code === ErrorCode.Timeout
-              ? Code.DeadlineExceeded
-              : Code.Internal;
-    return new ConnectError(err.message, code, undefined, undefined, err);
-  }
-  return new ConnectError(
-    err instanceof Error ? err.message : String(err),
-    Code.Internal,
-    undefined,
-    undefined,
-    err,
-  );
-}
-
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toConnectError(err);
-  }
-}
-
 export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof SchedulerService> {
   return {
-    place: (req) =>
-      guard(async () => {
-        const out = await scheduler.place(placeInputOf(req, scheduler));
-        return out.kind === "placed"
-          ? { result: { case: "placement", value: placementMessage(out.placement) } }
-          : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
-      }),
+    async place(req) {
+      const out = await scheduler.place(placeInputOf(req, scheduler));
+      return out.kind === "placed"
+        ? { result: { case: "placement", value: placementMessage(out.placement) } }
+        : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
+    },
 
     async *wait(req, ctx) {
-      let input: PlaceInput;
-      let limit: number;
-      try {
-        input = placeInputOf(req, scheduler);
-        limit = nonNegative("limit_seconds", req.limitSeconds);
-      } catch (err) {
-        throw toConnectError(err);
-      }
-      try {
-        for await (const ev of scheduler.wait(input, ctx.signal, limit)) {
-          if (ev.kind === "waiting") {
-            yield {
-              event: {
-                case: "waiting",
-                value: { refusal: refusalMessage(ev.refusal), deadline: timestampFromMs(ev.deadlineMs) },
-              },
-            };
-          } else if (ev.kind === "placed") {
-            yield { event: { case: "placed", value: placementMessage(ev.placement) } };
-          } else {
-            yield { event: { case: "standAside", value: refusalMessage(ev.refusal) } };
-          }
+      const input = placeInputOf(req, scheduler);
+      const limit = nonNegative("limit_seconds", req.limitSeconds);
+      for await (const ev of scheduler.wait(input, ctx.signal, limit)) {
+        if (ev.kind === "waiting") {
+          yield {
+            event: {
+              case: "waiting",
+              value: { refusal: refusalMessage(ev.refusal), deadline: timestampFromMs(ev.deadlineMs) },
+            },
+          };
+        } else if (ev.kind === "placed") {
+          yield { event: { case: "placed", value: placementMessage(ev.placement) } };
+        } else {
+          yield { event: { case: "standAside", value: refusalMessage(ev.refusal) } };
         }
-      } catch (err) {
-        throw toConnectError(err);
       }
     },
 
-    release: (req) =>
-      guard(async () => ({
+    async release(req) {
+      return {
         released: await scheduler.release({
           ticketId: id("ticket_id", req.ticketId, true),
           outcome: outcomeOf(req.outcome),
@@ -235,70 +189,71 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           outputTokens: nonNegative("output_tokens", req.outputTokens),
           error: req.error,
         }),
-      })),
+      };
+    },
 
-    renew: (req) =>
-      guard(async () => {
-        const extend = nonNegative("extend_seconds", req.extendSeconds);
-        if (extend > MAX_EXTEND_S) throw bad("extend_seconds", `at most ${MAX_EXTEND_S}`);
-        const expires = await scheduler.renew(id("ticket_id", req.ticketId, true), extend);
-        return { expiresAt: timestampFromMs(expires) };
-      }),
+    async renew(req) {
+      const extend = nonNegative("extend_seconds", req.extendSeconds);
+      if (extend > MAX_EXTEND_S) throw bad("extend_seconds", `at most ${MAX_EXTEND_S}`);
+      const expires = await scheduler.renew(id("ticket_id", req.ticketId, true), extend);
+      return { expiresAt: timestampFromMs(expires) };
+    },
 
-    commit: (req) =>
-      guard(async () => {
-        const crew = req.crew;
-        if (crew && !isAgentRef(crew)) throw bad("crew", `expected "namespace/name", got "${crew}"`);
-        const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
-        const out = await scheduler.commit({
-          agent: agentOf(req.agent, scheduler),
-          threadId: id("thread_id", req.threadId, true),
-          phase: phaseOf(req.phase),
-          candidates: candidatesOf(req.candidates),
-          ...(tolerance !== undefined ? { tolerance } : {}),
-          crew,
-          promptChars: nonNegative("prompt_chars", req.promptChars),
-        });
-        return out.kind === "placed"
-          ? { result: { case: "planned", value: placementMessage(out.placement) } }
-          : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
-      }),
+    async commit(req) {
+      const crew = req.crew;
+      if (crew && !isAgentRef(crew)) throw bad("crew", `expected "namespace/name", got "${crew}"`);
+      const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
+      const out = await scheduler.commit({
+        agent: agentOf(req.agent, scheduler),
+        threadId: id("thread_id", req.threadId, true),
+        phase: phaseOf(req.phase),
+        candidates: candidatesOf(req.candidates),
+        ...(tolerance !== undefined ? { tolerance } : {}),
+        crew,
+        promptChars: nonNegative("prompt_chars", req.promptChars),
+      });
+      return out.kind === "placed"
+        ? { result: { case: "planned", value: placementMessage(out.placement) } }
+        : { result: { case: "refusal", value: refusalMessage(out.refusal) } };
+    },
 
-    endThread: (req) =>
-      guard(async () => ({
+    async endThread(req) {
+      return {
         releasedTickets: await scheduler.endThread(
           agentOf(req.agent, scheduler),
           id("thread_id", req.threadId, true),
         ),
-      })),
+      };
+    },
 
-    attribute: (req) =>
-      guard(async () => {
-        const a = scheduler.attribute(id("ticket_id", req.ticketId, true));
-        if (!a)
-          throw new ConnectError(
-            `ticket_id: no attribution for "${req.ticketId}" on this sidecar`,
-            Code.NotFound,
-          );
-        return {
-          ticketId: a.ticketId,
-          provider: a.provider,
-          endpoint: a.endpoint,
-          model: a.model,
-          evicted: a.evicted,
-          coldLoad: a.coldLoad,
-          queueWaitMs: BigInt(Math.round(a.queueWaitMs)),
-          placedAt: timestampFromMs(a.placedAtMs),
-          ...(a.releasedAtMs > 0 ? { releasedAt: timestampFromMs(a.releasedAtMs) } : {}),
-          latencyMs: BigInt(Math.round(a.latencyMs)),
-          estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
-          promptTokens: BigInt(a.promptTokens),
-          truncated: a.truncated,
-          success: a.success,
-          outcome: OUTCOMES[a.outcome],
-          error: a.error,
-          fromPlan: a.fromPlan,
-        };
-      }),
+    async attribute(req) {
+      const a = scheduler.attribute(id("ticket_id", req.ticketId, true));
+      if (!a) {
+        throw new KubemootError(
+          ErrorCode.NotFound,
+          `ticket_id: no attribution for "${req.ticketId}" on this sidecar`,
+          { field: "ticket_id" },
+        );
+      }
+      return {
+        ticketId: a.ticketId,
+        provider: a.provider,
+        endpoint: a.endpoint,
+        model: a.model,
+        evicted: a.evicted,
+        coldLoad: a.coldLoad,
+        queueWaitMs: BigInt(Math.round(a.queueWaitMs)),
+        placedAt: timestampFromMs(a.placedAtMs),
+        ...(a.releasedAtMs > 0 ? { releasedAt: timestampFromMs(a.releasedAtMs) } : {}),
+        latencyMs: BigInt(Math.round(a.latencyMs)),
+        estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
+        promptTokens: BigInt(a.promptTokens),
+        truncated: a.truncated,
+        success: a.success,
+        outcome: OUTCOMES[a.outcome],
+        error: a.error,
+        fromPlan: a.fromPlan,
+      };
+    },
   };
 }
