@@ -76,7 +76,7 @@ export async function run(): Promise<void> {
     if (r.result !== "placement") throw new Error(`bench memory: refused ${JSON.stringify(r)}`);
     await client.call("Release", {
       ticketId: r.placement.ticketId,
-      success: true,
+      outcome: "CALL_OUTCOME_SUCCEEDED",
       latencyMs: 5,
       promptTokens: 500,
       promptChars: 2000,

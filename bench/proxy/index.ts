@@ -247,7 +247,7 @@ async function placeReleaseOverApi(dispatcher: Dispatcher, api: string, n: numbe
     });
     const ticketId = (placed.placement as { ticketId?: string } | undefined)?.ticketId;
     if (!ticketId) throw new Error(`Place did not place: ${JSON.stringify(placed)}`);
-    await call("Release", { ticketId, success: true, latencyMs: "1" });
+    await call("Release", { ticketId, outcome: "CALL_OUTCOME_SUCCEEDED", latencyMs: "1" });
     ms.push(performance.now() - t0);
   }
   return ms.slice(Math.floor(n / 10));

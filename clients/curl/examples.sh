@@ -16,7 +16,7 @@ if [ -z "$ticket" ]; then echo "refused" >&2; exit 1; fi
 
 # ... run the call at the placement's endpoint, then Release with the outcome:
 curl -sS -X POST "$SVC/Release" -H 'content-type: application/json' \
-  -d "{\"ticketId\":\"$ticket\",\"success\":true,\"latencyMs\":850,\"promptTokens\":300,\"promptChars\":1200}"
+  -d "{\"ticketId\":\"$ticket\",\"outcome\":\"CALL_OUTCOME_SUCCEEDED\",\"latencyMs\":850,\"promptTokens\":300,\"promptChars\":1200}"
 echo
 
 # Attribute: what did it run on?

@@ -80,12 +80,15 @@ class SchedulerClient:
                     raise
                 time.sleep(backoff_s)
 
-    def release(self, ticket_id, success=True, latency_ms=0, prompt_tokens=0, prompt_chars=0, error=""):
+    def release(self, ticket_id, success=None, latency_ms=0, prompt_tokens=0, prompt_chars=0, error=""):
+        """Ends a ticket. success=True/False reports the outcome; None leaves it unspecified
+        (neutral: it never counts against the provider)."""
+        outcome = {True: "CALL_OUTCOME_SUCCEEDED", False: "CALL_OUTCOME_FAILED"}.get(success, "CALL_OUTCOME_UNSPECIFIED")
         res = self.call(
             "Release",
             {
                 "ticketId": ticket_id,
-                "success": success,
+                "outcome": outcome,
                 "latencyMs": int(latency_ms),
                 "promptTokens": int(prompt_tokens),
                 "promptChars": int(prompt_chars),

@@ -28,6 +28,21 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 const MAX_BUFFERED_ANSWER = 64 * 1024 * 1024;
 
 const REFUSED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+/** Errors that say the provider cannot be reached at all (not that it answered badly). */
+const UNREACHABLE = new Set([
+  ...REFUSED,
+  "ECONNRESET",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+/** Whether `err` is a refused, reset or unroutable connection to the provider. */
+export function unreachableError(err: unknown): boolean {
+  const code = errCode(err);
+  return code !== undefined && UNREACHABLE.has(code);
+}
 
 export interface ForwardInput {
   dispatcher: Dispatcher;
@@ -54,9 +69,16 @@ export type ForwardOutcome =
   /** The whole answer went to the client. */
   | { kind: "ok"; report: StreamReport; ttfbMs: number; latencyMs: number; status: number }
   /** The provider failed before anything was sent; nothing was written to the client. */
-  | { kind: "failed"; error: ProxyError; providerFault: boolean; latencyMs: number }
+  | { kind: "failed"; error: ProxyError; providerFault: boolean; latencyMs: number; unreachable?: boolean }
   /** The stream began and then failed; the client got an error unit at its end. */
-  | { kind: "broken"; message: string; report: StreamReport; ttfbMs: number; latencyMs: number }
+  | {
+      kind: "broken";
+      message: string;
+      report: StreamReport;
+      ttfbMs: number;
+      latencyMs: number;
+      unreachable?: boolean;
+    }
   /**
    * The client went away; the upstream request was aborted. `answered`: the provider had begun
    * its answer (so the model was there and working).
@@ -282,6 +304,7 @@ async function forwardOnce(
       ),
       providerFault: true,
       latencyMs: since(),
+      unreachable: unreachableError(err),
     };
   }
 
@@ -329,7 +352,14 @@ async function forwardOnce(
         ? "the sidecar is shutting down"
         : `provider ${i.provider} broke off the answer: ${describe(err)}`;
     res.end(errorUnit(i.api, message, tap.clean));
-    return { kind: "broken", message, report: tap.report(), ttfbMs, latencyMs: since() };
+    return {
+      kind: "broken",
+      message,
+      report: tap.report(),
+      ttfbMs,
+      latencyMs: since(),
+      unreachable: !deadline.aborted && !i.signal.aborted && unreachableError(err),
+    };
   }
   const report = tap.report();
   if (report.error !== undefined) {

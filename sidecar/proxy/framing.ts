@@ -20,6 +20,8 @@ export interface StreamReport {
   done: boolean;
   /** An error unit the provider sent (its message). */
   error: string | undefined;
+  /** Ollama's load_duration (ms): the engine's load for this call; 0 when warm or not reported. */
+  loadMs?: number;
 }
 
 export interface FrameTap {
@@ -64,6 +66,7 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
     outputTokens: num(obj.eval_count),
     done: obj.done === true,
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
+    loadMs: num(obj.load_duration) / 1e6,
   };
 }
 

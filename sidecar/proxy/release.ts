@@ -32,6 +32,7 @@ export async function releaseCall(
   // not run, so it neither counts as a failure nor records the model resident.
   let result: CallOutcome;
   let ran = true;
+  let unreachable = false;
   let latencyMs = 0;
   let error = "";
   if (!outcome || refused) {
@@ -48,10 +49,12 @@ export async function releaseCall(
         result = "failed";
         ran = outcome.providerFault;
         error = outcome.error.message;
+        unreachable = outcome.unreachable === true;
         break;
       case "broken":
         result = "failed";
         error = outcome.message;
+        unreachable = outcome.unreachable === true;
         break;
       case "client-gone":
         // The provider did nothing wrong; a partial call says nothing about latency.
@@ -70,6 +73,8 @@ export async function releaseCall(
       promptTokens: reported,
       promptChars: call.promptChars,
       outputTokens: report?.outputTokens ?? 0,
+      loadMs: Math.round(report?.loadMs ?? 0),
+      providerUnreachable: unreachable,
       error,
       ...(sentCtx !== undefined ? { contextSent: sentCtx } : {}),
     });

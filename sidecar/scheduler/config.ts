@@ -7,6 +7,7 @@ import {
   DEFAULT_COST_WEIGHTS,
   GPU_WAIT_LIMIT_S,
   HELD_PLAN_TTL_MS,
+  type PlacementPolicy,
   parseCandidates,
   TICKET_LEASE_S,
 } from "../../src/core/index.js";
@@ -45,6 +46,11 @@ export interface SchedulerConfig {
    * weights (docs/rules/placement.md §4); absent = the spec's defaults.
    */
   costWeights?: Partial<CostWeights>;
+  /**
+   * KUBEMOOT_POLICY: "time" (default) chooses by expected seconds until the call finishes;
+   * "kubemoot" by Kubemoot's weighted cost (docs/rules/placement.md §4, §5).
+   */
+  policy: PlacementPolicy;
 }
 
 export const SCHEDULER_ENV = {
@@ -62,6 +68,7 @@ export const SCHEDULER_ENV = {
   triageModel: "KUBEMOOT_TRIAGE_MODEL_MODEL_ID",
   triageEndpoint: "KUBEMOOT_TRIAGE_MODEL_ENDPOINT",
   costWeights: "KUBEMOOT_COST_WEIGHTS",
+  policy: "KUBEMOOT_POLICY",
 } as const;
 
 /** Re-plans after a lost claim before Place answers gpu-busy: racing sidecars settle in a few. */
@@ -111,6 +118,13 @@ function staticVar(env: NodeJS.ProcessEnv, modelVar: string, endpointVar: string
     throw invalid(endpointVar, `not a URL: "${endpoint}"`);
   }
   return { model, endpoint };
+}
+
+function policyVar(env: NodeJS.ProcessEnv): PlacementPolicy {
+  const raw = env[SCHEDULER_ENV.policy]?.trim() ?? "";
+  if (raw === "" || raw === "time") return "time";
+  if (raw === "kubemoot") return "kubemoot";
+  throw invalid(SCHEDULER_ENV.policy, `expected "time" or "kubemoot", got "${raw}"`);
 }
 
 /** `name=value` pairs over the keys of CostWeights; each value a finite number ≥ 0. */
@@ -164,6 +178,7 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
     staticTriage: staticVar(env, SCHEDULER_ENV.triageModel, SCHEDULER_ENV.triageEndpoint),
     heldPlanTtlMs: HELD_PLAN_TTL_MS,
     claimReplans: CLAIM_REPLANS,
+    policy: policyVar(env),
     ...(env[SCHEDULER_ENV.costWeights]?.trim()
       ? { costWeights: parseCostWeights(env[SCHEDULER_ENV.costWeights] ?? "") }
       : {}),

@@ -21,6 +21,8 @@ export interface PromptEstimate {
 
 /** What the ledger holds of one call. */
 export interface CallEntry extends AttributionOut {
+  /** The engine's load time within the call (ms), as reported at Release. */
+  loadMs: number;
   released: boolean;
   staticFallback: boolean;
   footprintMiB: number;
@@ -38,6 +40,8 @@ export class CallLedger {
   private readonly entries = new Map<string, CallEntry>();
   /** Per provider, learned from the calls this sidecar made there. */
   readonly health = new Map<string, ProviderHealth>();
+  /** Providers this sidecar found unreachable, with when (epoch ms). */
+  readonly suspects = new Map<string, number>();
   private ratio: CharsPerToken = INITIAL_CHARS_PER_TOKEN;
 
   constructor(
@@ -99,6 +103,7 @@ export class CallLedger {
       outcome: "unspecified",
       error: "",
       fromPlan: p.fromPlan,
+      loadMs: 0,
       released: false,
       staticFallback: p.staticFallback,
       footprintMiB: p.footprintMiB,
@@ -133,7 +138,9 @@ export class CallLedger {
       contextSent: input.contextSent,
       ratio: this.ratio,
     });
+    if (input.providerUnreachable === true && e.provider) this.suspects.set(e.provider, this.now());
     if (input.ran !== false) this.learn(e, input);
+    e.loadMs = input.loadMs ?? 0;
     this.trim();
     return e;
   }
@@ -153,7 +160,14 @@ export class CallLedger {
       e.provider,
       learnFromCall(
         this.health.get(e.provider),
-        { model: e.model, outcome: input.outcome, latencyMs: input.latencyMs },
+        {
+          model: e.model,
+          outcome: input.outcome,
+          latencyMs: input.latencyMs,
+          loadMs: input.loadMs ?? 0,
+          footprintMiB: e.footprintMiB,
+          coldLoad: e.coldLoad,
+        },
         this.now(),
       ),
     );

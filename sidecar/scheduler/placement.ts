@@ -44,15 +44,16 @@ export class Placement {
   private readonly plannerOptions: Partial<PlannerOptions>;
 
   constructor(private readonly d: PlacementDeps) {
-    this.plannerOptions = d.config.costWeights
-      ? { weights: { ...DEFAULT_COST_WEIGHTS, ...d.config.costWeights } }
-      : {};
+    this.plannerOptions = {
+      policy: d.config.policy,
+      ...(d.config.costWeights ? { weights: { ...DEFAULT_COST_WEIGHTS, ...d.config.costWeights } } : {}),
+    };
   }
 
   /** The shared state as the core sees it, with this sidecar's own health observations. */
   async snapshot(): Promise<SnapshotIndex> {
     const { state } = this.d;
-    const [providers, { tickets, residencies }, demand] = await Promise.all([
+    const [providers, { tickets, residencies, suspects }, demand] = await Promise.all([
       state.providers.list(),
       state.tickets.everything(),
       state.demand.snapshot(),
@@ -65,6 +66,7 @@ export class Placement {
         residencies,
         demand: aggregateDemand(demand.entries, nowMs),
         health: this.d.ledger.health,
+        suspects: mergeSuspects(suspects, this.d.ledger.suspects),
         nowMs,
       },
       this.plannerOptions,
@@ -165,4 +167,12 @@ export class Placement {
     this.d.ledger.remember(placement, agent, tokens, 0);
     return placement;
   }
+}
+
+/** The shared marks and this sidecar's own, the later of the two per provider. */
+function mergeSuspects(shared: Map<string, number>, own: ReadonlyMap<string, number>): Map<string, number> {
+  if (own.size === 0) return shared;
+  const out = new Map(shared);
+  for (const [provider, ms] of own) out.set(provider, Math.max(out.get(provider) ?? 0, ms));
+  return out;
 }

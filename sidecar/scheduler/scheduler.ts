@@ -216,6 +216,12 @@ export class Scheduler {
     }
     const e = this.ledger.finish(input);
     if (!e) return false;
+    if (input.providerUnreachable === true && e.provider) {
+      this.writes.markSuspect(e.provider, this.now(), this.cfg.agent || e.agent);
+      this.hooks.log?.("warn", "provider unreachable: not choosing it until a newer probe", {
+        provider: e.provider,
+      });
+    }
     if (!e.staticFallback) this.writes.deleteBehind(e);
     if (!e.staticFallback && input.outcome === "succeeded" && input.ran !== false)
       this.writes.afterSuccess(e);

@@ -187,6 +187,8 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           promptTokens: nonNegative("prompt_tokens", req.promptTokens),
           promptChars: nonNegative("prompt_chars", req.promptChars),
           outputTokens: nonNegative("output_tokens", req.outputTokens),
+          loadMs: nonNegative("load_ms", req.loadMs),
+          providerUnreachable: req.providerUnreachable,
           error: req.error,
         }),
       };

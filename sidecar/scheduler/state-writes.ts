@@ -90,12 +90,21 @@ export class StateWrites {
           }),
       );
     }
+    // The call's time without its load teaches every sidecar how long the model's calls take.
+    const serviceMs = e.latencyMs > 0 ? Math.max(0, e.latencyMs - e.loadMs) : 0;
     writes.push(
       this.state.demand
-        .recordUse(e.model, e.agent, USE_LINGER_MS)
+        .recordUse(e.model, e.agent, USE_LINGER_MS, serviceMs)
         .catch((err) => this.warn("use demand", err)),
     );
     this.track(Promise.all(writes).then(() => undefined));
+  }
+
+  /** Tells the other sidecars that `provider` could not be reached (a refused or reset connection). */
+  markSuspect(provider: string, sinceMs: number, by: string): void {
+    this.track(
+      this.state.tickets.markSuspect(provider, sinceMs, by).catch((err) => this.warn("suspect mark", err)),
+    );
   }
 
   /** Stops retrying and waits for every write in flight. */

@@ -72,6 +72,13 @@ export interface ReleaseInput {
   ran?: boolean;
   /** The context (num_ctx) the call was forwarded with, when the sender set one. */
   contextSent?: number;
+  /** The engine's load time within the call (ms); 0 = warm or unknown. */
+  loadMs?: number;
+  /**
+   * The provider could not be reached (connection refused or reset): this sidecar stops
+   * choosing it at once and marks it suspect for the others, until a newer probe.
+   */
+  providerUnreachable?: boolean;
 }
 
 export interface AttributionOut {

@@ -36,6 +36,13 @@ export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): nu
   });
 }
 
+/** Seconds the calls ahead keep a copy's slots busy once it runs (none started yet). */
+export function queuedBehindS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  const ahead = v.byModel.get(model)?.count ?? 0;
+  if (ahead < v.slots) return 0;
+  return (Math.floor((ahead - v.slots) / v.slots) + 1) * serviceS(ix, v, model);
+}
+
 /** Seconds left of a load in flight on `v` (its oldest ticket started it). */
 export function loadLeftS(ix: SnapshotIndex, v: ProviderView, model: string): number {
   const mt = v.byModel.get(model);

@@ -38,6 +38,7 @@ export type { ModelDemand } from "./demand.js";
 export { aggregateDemand, compareLeastNeeded, expectedReloads, NO_DEMAND } from "./demand.js";
 export type { IneligibleReason } from "./eligibility.js";
 export { ineligibility, isStale } from "./eligibility.js";
+export { loadLeftS, loadS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
 export type { Feasibility, InfeasibleReason, VramVerdict } from "./feasibility.js";
 export { feasibility, isWarm, vramFeasibility, vramVerdict } from "./feasibility.js";
 export type { HeldPlan, HeldPlanCheck } from "./held-plan.js";
@@ -78,6 +79,7 @@ export type {
 } from "./shapes.js";
 export type {
   ModelTickets,
+  PlacementPolicy,
   PlacementSnapshot,
   PlannerOptions,
   ProviderHealth,

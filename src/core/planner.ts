@@ -337,7 +337,9 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   const mayQueue = !triage && req.cannotWait !== true;
 
   if (ix.options.policy === "time") {
-    return planByTime(ix, { acceptable, prompt, mayQueue }) ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
+    return (
+      planByTime(ix, { acceptable, prompt, mayQueue }) ?? noClaim(ix, req, acceptable, prompt, !mayQueue)
+    );
   }
 
   const s1 = bestWarm(ix, preferred.model, prompt, true, bias);

@@ -9,7 +9,7 @@
 import type { Candidate } from "./candidates.js";
 import { MIN_RESIDENCY_LOADS, SECOND_COPY_LOADS, UNLOAD_S } from "./constants.js";
 import { holds } from "./context-fit.js";
-import { loadLeftS, loadS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
+import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
 import { roomNeeded, vramVerdict } from "./feasibility.js";
 import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
 import { gpuBusyMessage } from "./refusal.js";
@@ -146,10 +146,10 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
     const F = footprint(ix, c.model);
     for (const v of ix.warmAt.get(c.model) ?? []) {
       if (v.ineligible !== undefined || !holds(contextAt(v, c.model), r.prompt)) continue;
-      const waitS = Math.max(
-        slotWaitS(ix, v, c.model),
-        v.loading.has(c.model) ? loadLeftS(ix, v, c.model) : 0,
-      );
+      // A copy still loading serves nobody before its load ends; its calls run after it.
+      const waitS = v.loading.has(c.model)
+        ? loadLeftS(ix, v, c.model) + queuedBehindS(ix, v, c.model)
+        : slotWaitS(ix, v, c.model);
       const p: Pick = {
         view: v,
         model: c.model,

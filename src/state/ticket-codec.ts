@@ -73,6 +73,25 @@ export function parseResidency(raw: unknown, expectedProvider: string): Residenc
   };
 }
 
+/** Value of `_suspect__<provider>`: when (epoch ms) and by whom it was found unreachable. */
+export interface SuspectValue {
+  provider: string;
+  sinceMs: number;
+  by: string;
+}
+
+export function suspectJson(s: SuspectValue): Record<string, unknown> {
+  return { provider: s.provider, since: s.sinceMs, by: s.by };
+}
+
+/** Reads a suspect mark; undefined (skip) without a time. */
+export function parseSuspect(raw: unknown, provider: string): SuspectValue | undefined {
+  if (!isObject(raw)) return undefined;
+  const sinceMs = num(raw.since);
+  if (!(sinceMs > 0)) return undefined;
+  return { provider, sinceMs, by: str(raw.by) };
+}
+
 /**
  * Value of the guard key `_claim__<provider>`: the tickets of the last claim decision on the
  * provider, which their holder may not have written yet (see claim.ts).

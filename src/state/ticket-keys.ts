@@ -10,11 +10,17 @@ const RESIDENCY_PREFIX = "residency__";
  * object name never does, so no Kubemoot per-provider scan (`<provider>__`) can match it.
  */
 const GUARD_PREFIX = "_claim__";
+/**
+ * `_suspect__<provider>`: a sidecar found the provider unreachable (a refused or reset
+ * connection). Like the guard, it starts with `_`, so Kubemoot's scans never see it.
+ */
+const SUSPECT_PREFIX = "_suspect__";
 
 export type TicketsKey =
   | { kind: "ticket"; provider: string; ticketId: string }
   | { kind: "residency"; provider: string; modelToken: string }
   | { kind: "guard"; provider: string }
+  | { kind: "suspect"; provider: string }
   | { kind: "foreign" };
 
 /** Provider names become part of keys: Kubernetes names (letters, digits, `-`, `.`) pass. */
@@ -41,11 +47,19 @@ export function guardKey(provider: string): string {
   return `${GUARD_PREFIX}${provider}`;
 }
 
+export function suspectKey(provider: string): string {
+  return `${SUSPECT_PREFIX}${provider}`;
+}
+
 /** Classifies a key of the tickets bucket; anything else is foreign (and skipped). */
 export function parseTicketsKey(key: string): TicketsKey {
   if (key.startsWith(GUARD_PREFIX)) {
     const provider = key.slice(GUARD_PREFIX.length);
     return provider === "" ? { kind: "foreign" } : { kind: "guard", provider };
+  }
+  if (key.startsWith(SUSPECT_PREFIX)) {
+    const provider = key.slice(SUSPECT_PREFIX.length);
+    return provider === "" ? { kind: "foreign" } : { kind: "suspect", provider };
   }
   if (key.startsWith("_")) return { kind: "foreign" };
   if (key.startsWith(RESIDENCY_PREFIX)) {

@@ -6,13 +6,21 @@ import type { Logger } from "../log/index.js";
 import type { KvEntry } from "./kv.js";
 import { decodeJson } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
-import { type GuardValue, parseGuard, parseResidency, parseTicket } from "./ticket-codec.js";
+import {
+  type GuardValue,
+  parseGuard,
+  parseResidency,
+  parseSuspect,
+  parseTicket,
+  type SuspectValue,
+} from "./ticket-codec.js";
 import { parseTicketsKey } from "./ticket-keys.js";
 
 export type TicketsValue =
   | { kind: "ticket"; ticket: Ticket }
   | { kind: "residency"; residency: Residency }
-  | { kind: "guard"; guard: GuardValue };
+  | { kind: "guard"; guard: GuardValue }
+  | { kind: "suspect"; suspect: SuspectValue };
 
 export type TicketsMirror = BucketMirror<TicketsValue>;
 
@@ -37,6 +45,9 @@ export function ticketsDecoder(logger: Logger): (e: KvEntry) => TicketsValue | u
     } else if (k.kind === "residency") {
       const residency = parseResidency(raw, k.provider);
       if (residency !== undefined) out = { kind: "residency", residency };
+    } else if (k.kind === "suspect") {
+      const suspect = parseSuspect(raw, k.provider);
+      if (suspect !== undefined) out = { kind: "suspect", suspect };
     } else {
       out = { kind: "guard", guard: parseGuard(raw, k.provider) };
     }

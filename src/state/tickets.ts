@@ -9,8 +9,8 @@ import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-type
 import type { KvBucket } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";
-import { parseTicket, residencyJson, ticketJson } from "./ticket-codec.js";
-import { assertProviderName, residencyKey, ticketKey } from "./ticket-keys.js";
+import { parseTicket, residencyJson, suspectJson, ticketJson } from "./ticket-codec.js";
+import { assertProviderName, residencyKey, suspectKey, ticketKey } from "./ticket-keys.js";
 import { providerResidencies, providerTickets, type TicketsMirror } from "./tickets-view.js";
 
 /** Names one ticket: its provider and id (a Ticket will do). */
@@ -122,6 +122,15 @@ export class TicketBook {
     await this.bucket.put(residencyKey(r.provider, r.modelName), encodeJson(residencyJson(r)));
   }
 
+  /**
+   * Marks a provider unreachable as of `sinceMs` (a refused or reset connection): planners
+   * skip it until a probe newer than that. The mark lives until the bucket's TTL.
+   */
+  async markSuspect(provider: string, sinceMs: number, by: string): Promise<void> {
+    assertProviderName(provider);
+    await this.bucket.put(suspectKey(provider), encodeJson(suspectJson({ provider, sinceMs, by })));
+  }
+
   /** Drops a residency overlay (after an unload). */
   async clearResidency(provider: string, model: string): Promise<void> {
     assertProviderName(provider);
@@ -160,20 +169,27 @@ export class TicketBook {
    * Live tickets and residency overlays of every provider, in one pass over the copy (the
    * planner's snapshot: it runs on every placement, so it reads the copy once).
    */
-  async everything(): Promise<{ tickets: Ticket[]; residencies: Residency[] }> {
+  async everything(): Promise<{
+    tickets: Ticket[];
+    residencies: Residency[];
+    suspects: Map<string, number>;
+  }> {
     await this.mirror.fresh();
     const now = this.o.now();
     const tickets: Ticket[] = [];
     const residencies: Residency[] = [];
+    const suspects = new Map<string, number>();
     for (const e of this.mirror.entries()) {
       const v = e.value;
       if (v?.kind === "ticket") {
         if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
       } else if (v?.kind === "residency") {
         residencies.push(v.residency);
+      } else if (v?.kind === "suspect") {
+        suspects.set(v.suspect.provider, v.suspect.sinceMs);
       }
     }
-    return { tickets, residencies };
+    return { tickets, residencies, suspects };
   }
 
   /** Live tickets of every provider, grouped by provider. */

@@ -80,6 +80,6 @@ describe("client examples against a live sidecar", () => {
 
   it("left no ticket behind", async () => {
     expect(await metric("kubemoot_tickets_active")).toBe("kubemoot_tickets_active 0");
-    expect(await metric("kubemoot_release_total")).toContain('outcome="success"} 3');
+    expect(await metric("kubemoot_release_total")).toContain('outcome="succeeded"} 3');
   });
 });

@@ -150,7 +150,7 @@ describe("Go client example against a live sidecar", () => {
     } finally {
       const rel = await api.call("Release", {
         ticketId: held.placement.ticketId,
-        success: true,
+        outcome: "CALL_OUTCOME_SUCCEEDED",
         latencyMs: 5,
       });
       expect(rel.released).toBe(true);
@@ -170,6 +170,6 @@ describe("Go client example against a live sidecar", () => {
 
   it("left no ticket behind", async () => {
     expect(await metric("kubemoot_tickets_active")).toBe("kubemoot_tickets_active 0");
-    expect(await metric("kubemoot_release_total")).toContain('outcome="success"} 3');
+    expect(await metric("kubemoot_release_total")).toContain('outcome="succeeded"} 3');
   });
 });

@@ -148,7 +148,7 @@ it("binds the crew from files, publishes probed providers, and a sidecar places 
     expect(r.placement.provider).toBe("ollama-a");
     const rel = await client.call("Release", {
       ticketId: r.placement.ticketId,
-      success: true,
+      outcome: "CALL_OUTCOME_SUCCEEDED",
       latencyMs: 10,
     });
     expect(rel.released).toBe(true);

@@ -14,6 +14,7 @@ const CATALOG = {
   "qwen3:14b": 9000,
   "qwen3:8b": 4863,
   "big:20b": 14000, // ×1.2 = 16800
+  "spare:4b": 4863, // never called: an idle model nobody has used, so its unload costs no reload
   "llama3:70b": 40000, // ×1.2 = 48000: fits no card here
 };
 
@@ -142,7 +143,7 @@ async function runAndRelease(p: Json, via: SchedulerClient = client): Promise<Js
   const body = (await res.json()) as { prompt_eval_count: number };
   const r = await via.call("Release", {
     ticketId: p.ticketId,
-    success: true,
+    outcome: "CALL_OUTCOME_SUCCEEDED",
     latencyMs: Date.now() - started,
     promptTokens: body.prompt_eval_count,
     promptChars: 36,
@@ -153,7 +154,7 @@ async function runAndRelease(p: Json, via: SchedulerClient = client): Promise<Js
 
 /** Releases a ticket whose call the test did not run (reported as a success of `latencyMs`). */
 async function release(p: Json, extra: Json = {}): Promise<void> {
-  const r = await client.call("Release", { ticketId: p.ticketId, success: true, latencyMs: 1000, ...extra });
+  const r = await client.call("Release", { ticketId: p.ticketId, outcome: "CALL_OUTCOME_SUCCEEDED", latencyMs: 1000, ...extra });
   expect(r.released).toBe(true);
 }
 
@@ -220,21 +221,23 @@ describe("placement through the sidecar", () => {
 });
 
 describe("queue or unload", () => {
-  // One 32605 MiB card (usable 28693) with 14b (9000 + 1352 KV) and 8b (4863 + 1024 KV)
-  // resident: 16239 used, 12454 free. big:20b needs 16800, so only unloading the idle 8b
+  // One 32605 MiB card (usable 28693) with 14b (9000 + 1352 KV) and an idle 4b (4863 + 1024
+  // KV) resident: 16239 used, 12454 free. big:20b needs 16800, so only unloading the idle 4b
   // makes room; the 14b copy (an in-tolerance alternative) is busy with one call.
   it("unloads an idle model when the queue would be longer (and it is really unloaded)", async () => {
     await setCards([{ name: "duo", vramMiB: 32605 }]);
     await preload("duo", "qwen3:14b");
-    await preload("duo", "qwen3:8b");
+    await preload("duo", "spare:4b");
     const busy = await place({ candidates: cands(["qwen3:14b", 60]) });
     expect(busy.placement.coldLoad).toBe(false);
-    // No latency observed yet on "duo": a call is assumed to take 30 s, longer than the
-    // unload's ≈17 s (16800/1024 + 1).
+    // Nothing says how long a big:20b call takes, so both options assume 30 s of service; the
+    // busy 14b call just started and has ≈30 s to go, so waiting for it and then running
+    // costs ≈60 s, against 1 s to unload the 4b, ≈16.4 s to load big:20b (16800/1024) and its
+    // 30 s of service, plus nothing for the 4b's reload (nobody uses it): ≈47 s.
     const r = await place({ candidates: cands(["big:20b", 65], ["qwen3:14b", 60]) });
     expect(r.result).toBe("placement");
     expect(r.placement.model).toBe("big:20b");
-    expect(r.placement.evicted).toEqual(["qwen3:8b"]);
+    expect(r.placement.evicted).toEqual(["spare:4b"]);
     expect(await residentAt("duo")).toEqual(["qwen3:14b"]);
     await runAndRelease(r.placement);
     await runAndRelease(busy.placement);
@@ -375,10 +378,21 @@ describe("two sidecars", () => {
     try {
       const a = await place({ candidates: cands(["qwen3:14b", 60]) });
       expect(a.placement.coldLoad).toBe(true);
+      // The other sidecar sees the load in flight (its single slot taken by a's call): the
+      // 14b's calls are known to be short (earlier tests ran them), so waiting for that copy
+      // beats loading a second one. It queues in the sidecar, not at the engine: gpu-busy now,
+      // with the wait it expects.
       const b = await c2.call("Place", { agent: "crew/a2", candidates: cands(["qwen3:14b", 60]) });
-      expect(b.placement.provider).toBe(a.placement.provider);
+      expect(b.result).toBe("refusal");
+      expect(b.refusal.reason).toBe("REASON_GPU_BUSY");
+      expect(Number(b.refusal.estimatedWaitMs)).toBeGreaterThan(0);
       await runAndRelease(a.placement);
-      await runAndRelease(b.placement, c2);
+      // Once a's call is over, the copy it loaded takes b's call: one copy, no second load.
+      await waitUntil(async () => (await liveTickets()) === 0, 2000);
+      const again = await c2.call("Place", { agent: "crew/a2", candidates: cands(["qwen3:14b", 60]) });
+      expect(again.placement.provider).toBe(a.placement.provider);
+      expect(again.placement.coldLoad).toBe(false);
+      await runAndRelease(again.placement, c2);
     } finally {
       c2.close();
       expect(await other.stop()).toBe(0);
@@ -438,7 +452,7 @@ describe("bad input", () => {
   });
 
   it("treats Release of an unknown ticket as done, and Renew of one as NOT_FOUND", async () => {
-    const r = await client.call("Release", { ticketId: "no-such-ticket", success: true });
+    const r = await client.call("Release", { ticketId: "no-such-ticket", outcome: "CALL_OUTCOME_SUCCEEDED" });
     expect(r.released).toBe(false);
     const err = await client.call("Renew", { ticketId: "no-such-ticket" }).catch((e: Json) => e);
     expect(err.code).toBe(5);

@@ -142,9 +142,10 @@ func (c *Client) Wait(
 }
 
 // Outcome is how a call went, reported at Release. It feeds the provider's circuit breaker
-// (Success), its latency estimate (Latency) and the chars-per-token ratio (the token counts).
+// (Result), its latency estimate (Latency) and the chars-per-token ratio (the token counts).
+// The zero Result (CALL_OUTCOME_UNSPECIFIED) is neutral: it never counts as a failure.
 type Outcome struct {
-	Success      bool
+	Result       schedulerv1.CallOutcome
 	Latency      time.Duration
 	PromptTokens int64
 	PromptChars  int64
@@ -161,7 +162,7 @@ func (c *Client) Release(ctx context.Context, ticketID string, o Outcome) (bool,
 	}
 	req := &schedulerv1.ReleaseRequest{
 		TicketId:     ticketID,
-		Success:      o.Success,
+		Outcome:      o.Result,
 		LatencyMs:    o.Latency.Milliseconds(),
 		PromptTokens: o.PromptTokens,
 		PromptChars:  o.PromptChars,
@@ -175,6 +176,14 @@ func (c *Client) Release(ctx context.Context, ticketID string, o Outcome) (bool,
 		return false, err
 	}
 	return res.GetReleased(), nil
+}
+
+// ResultOf is CALL_OUTCOME_SUCCEEDED for a nil error, CALL_OUTCOME_FAILED otherwise.
+func ResultOf(err error) schedulerv1.CallOutcome {
+	if err != nil {
+		return schedulerv1.CallOutcome_CALL_OUTCOME_FAILED
+	}
+	return schedulerv1.CallOutcome_CALL_OUTCOME_SUCCEEDED
 }
 
 // Usage is what a call reports about itself for Release; zero fields mean unknown.
@@ -205,7 +214,7 @@ func (c *Client) WithTicket(
 	rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	_, relErr := c.Release(rctx, p.GetTicketId(), Outcome{
-		Success:      callErr == nil,
+		Result:       ResultOf(callErr),
 		Latency:      time.Since(started),
 		PromptTokens: usage.PromptTokens,
 		PromptChars:  usage.PromptChars,

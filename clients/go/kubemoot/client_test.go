@@ -176,7 +176,7 @@ func TestWithTicketReleasesWithTheOutcome(t *testing.T) {
 		t.Fatalf("%d releases, want 1", len(rel))
 	}
 	r := rel[0]
-	if r.GetTicketId() != "t-1" || !r.GetSuccess() || r.GetPromptTokens() != 300 || r.GetOutputTokens() != 20 ||
+	if r.GetTicketId() != "t-1" || r.GetOutcome() != schedulerv1.CallOutcome_CALL_OUTCOME_SUCCEEDED || r.GetPromptTokens() != 300 || r.GetOutputTokens() != 20 ||
 		r.GetPromptChars() != 1200 || r.GetError() != "" {
 		t.Errorf("release %v", r)
 	}
@@ -192,7 +192,7 @@ func TestWithTicketReleasesWithTheOutcome(t *testing.T) {
 		t.Fatalf("err %v, want %v", err, boom)
 	}
 	rel = f.released()
-	if len(rel) != 1 || rel[0].GetSuccess() || rel[0].GetError() != boom.Error() {
+	if len(rel) != 1 || rel[0].GetOutcome() != schedulerv1.CallOutcome_CALL_OUTCOME_FAILED || rel[0].GetError() != boom.Error() {
 		t.Errorf("releases %v", rel)
 	}
 
@@ -224,14 +224,14 @@ func TestReleaseSendsTheOutcome(t *testing.T) {
 	f := &fakeSidecar{}
 	c := serve(t, f)
 	ok, err := c.Release(context.Background(), "t-9", Outcome{
-		Success: false, Latency: 1500 * time.Millisecond, PromptTokens: 7, PromptChars: 30, OutputTokens: 3,
+		Result: schedulerv1.CallOutcome_CALL_OUTCOME_FAILED, Latency: 1500 * time.Millisecond, PromptTokens: 7, PromptChars: 30, OutputTokens: 3,
 		Err: errors.New("timeout"),
 	})
 	if err != nil || !ok {
 		t.Fatalf("Release = %t, %v", ok, err)
 	}
 	r := f.released()[0]
-	if r.GetTicketId() != "t-9" || r.GetSuccess() || r.GetLatencyMs() != 1500 || r.GetPromptTokens() != 7 ||
+	if r.GetTicketId() != "t-9" || r.GetOutcome() != schedulerv1.CallOutcome_CALL_OUTCOME_FAILED || r.GetLatencyMs() != 1500 || r.GetPromptTokens() != 7 ||
 		r.GetPromptChars() != 30 || r.GetOutputTokens() != 3 || r.GetError() != "timeout" {
 		t.Errorf("release %v", r)
 	}

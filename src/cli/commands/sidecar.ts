@@ -14,7 +14,9 @@ export const command: Command = {
 KUBEMOOT_MODEL_CANDIDATES_MULLING / _TRIAGE, KUBEMOOT_MODEL_CANDIDATE_TOLERANCE (10),
 KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (90), KUBEMOOT_TICKET_LEASE_SECONDS (150),
 KUBEMOOT_MODEL_MODEL + KUBEMOOT_MODEL_ENDPOINT and KUBEMOOT_TRIAGE_MODEL_MODEL_ID +
-KUBEMOOT_TRIAGE_MODEL_ENDPOINT (static bindings for calls that cannot wait), KUBEMOOT_CREW.
+KUBEMOOT_TRIAGE_MODEL_ENDPOINT (static bindings for calls that cannot wait), KUBEMOOT_CREW,
+KUBEMOOT_POLICY (time: by expected seconds to finish; or kubemoot: Kubemoot's weighted cost),
+KUBEMOOT_COST_WEIGHTS (the kubemoot policy's weights).
 SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },

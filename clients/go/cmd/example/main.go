@@ -67,7 +67,7 @@ func main() {
 	started := time.Now()
 	answer, usage, callErr := chat(ctx, p)
 	outcome := kubemoot.Outcome{
-		Success:      callErr == nil,
+		Result:       kubemoot.ResultOf(callErr),
 		Latency:      time.Since(started),
 		PromptTokens: usage.PromptTokens,
 		PromptChars:  int64(len(question)),
