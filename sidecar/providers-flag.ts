@@ -1,4 +1,4 @@
-// Parses `--provider NAME=URL[,vram=MiB][,parallel=N][,context=N][,dcgm=URL]`: providers this
+// Parses `--provider NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL]`: providers this
 // process probes and publishes itself (the embedded default, and the direct-probe path when
 // no operator publishes provider state).
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
@@ -10,7 +10,7 @@ export function parseProviderFlag(raw: string): PublishedProvider {
   const fail = (msg: string) =>
     new KubemootError(ErrorCode.InvalidConfig, `--provider "${raw}": ${msg}`, { field: "--provider" });
   const eq = raw.indexOf("=");
-  if (eq <= 0) throw fail("expected NAME=URL[,vram=MiB][,parallel=N][,context=N][,dcgm=URL]");
+  if (eq <= 0) throw fail("expected NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL]");
   const name = raw.slice(0, eq);
   if (!NAME_RE.test(name))
     throw fail(`"${name}" is not a valid provider name (lowercase letters, digits, -, .)`);
@@ -32,6 +32,7 @@ export function parseProviderFlag(raw: string): PublishedProvider {
     if (k === "vram") p.totalVramMiB = int();
     else if (k === "parallel") p.maxParallel = Math.max(1, int());
     else if (k === "context") p.contextLength = int();
+    else if (k === "loaded") p.maxLoadedModels = int();
     else if (k === "dcgm") p.dcgmUrl = v;
     else throw fail(`unknown option "${k}"`);
   }

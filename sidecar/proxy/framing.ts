@@ -66,7 +66,7 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
     outputTokens: num(obj.eval_count),
     done: obj.done === true,
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
-    loadMs: num(obj.load_duration) / 1e6,
+    ...(num(obj.load_duration) > 0 ? { loadMs: num(obj.load_duration) / 1e6 } : {}),
   };
 }
 

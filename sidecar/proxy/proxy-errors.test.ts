@@ -150,20 +150,25 @@ describe("proxy: provider failures", () => {
   it("a connection cut mid-stream ends with the proxy's own error line (NDJSON and SSE)", async () => {
     await harness();
     // Three tokens, a pause (so they reach the client), two more, then the connection is cut.
-    h.emulator("rtx4090").setFaults([
-      { kind: "stall", afterTokens: 3, ms: 3000, count: 2 },
-      { kind: "drop", afterTokens: 5, count: 2 },
-    ]);
+    for (const e of h.emulators.values()) {
+      e.setFaults([
+        { kind: "stall", afterTokens: 3, ms: 3000, count: 2 },
+        { kind: "drop", afterTokens: 5, count: 2 },
+      ]);
+    }
     const res = await post("/api/generate", { model: "qwen3:8b", prompt: "hello" });
     expect(res.status).toBe(200);
+    const cutAt = res.headers.get("x-kubemoot-provider");
     const lines = parseNdjson(res.text);
     expect(lines.slice(0, 3).every((l) => l.done === false)).toBe(true);
     expect(lines.at(-1)).toMatchObject({
       error: expect.stringMatching(/broke off/),
       reason: "provider-failure",
     });
+    // A reset connection makes its provider suspect: the next call goes to the other card.
     const sse = await post("/v1/chat/completions", { ...chat("qwen3:8b"), stream: true });
     expect(sse.status).toBe(200);
+    expect(sse.headers.get("x-kubemoot-provider")).not.toBe(cutAt);
     const events = parseSse(sse.text);
     expect(events.at(-1)).toMatchObject({ error: { message: expect.stringMatching(/broke off/) } });
     await noTickets();

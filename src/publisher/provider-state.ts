@@ -40,6 +40,8 @@ export interface ProviderProbeConfig {
   maxParallel?: number | undefined;
   /** OLLAMA_CONTEXT_LENGTH of the provider; 0 or absent = Ollama's VRAM-based default. */
   contextLength?: number | undefined;
+  /** OLLAMA_MAX_LOADED_MODELS of the provider; 0 or absent = not known (published as absent). */
+  maxLoadedModels?: number | undefined;
   /** Total VRAM when no DCGM exporter tells it; 0 or absent = unknown. */
   totalVramMiB?: number | undefined;
   activeCount?: number | undefined;
@@ -116,6 +118,7 @@ export function toProviderState(
     contextLength:
       configuredCtx > 0 ? configuredCtx : totalVramMiB > 0 ? ollamaDefaultContextLength(totalVramMiB) : 0,
     loadedModelContextLengths,
+    ...(count(config.maxLoadedModels) > 0 ? { maxLoadedModels: count(config.maxLoadedModels) } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ export function providerStateJson(s: ProviderState): Record<string, unknown> {
     availableModelFootprintsMiB: s.availableModelFootprintsMiB,
     contextLength: s.contextLength,
     loadedModelContextLengths: s.loadedModelContextLengths,
+    ...(s.maxLoadedModels !== undefined && s.maxLoadedModels > 0 ? { maxLoadedModels: s.maxLoadedModels } : {}),
   };
 }
 
@@ -41,6 +42,7 @@ export function parseProviderState(raw: unknown, key: string): ProviderState | u
     availableModelFootprintsMiB: numberMap(raw.availableModelFootprintsMiB),
     contextLength: num(raw.contextLength),
     loadedModelContextLengths: numberMap(raw.loadedModelContextLengths),
+    ...(num(raw.maxLoadedModels) > 0 ? { maxLoadedModels: Math.floor(num(raw.maxLoadedModels)) } : {}),
   };
 }
 

@@ -154,7 +154,12 @@ async function runAndRelease(p: Json, via: SchedulerClient = client): Promise<Js
 
 /** Releases a ticket whose call the test did not run (reported as a success of `latencyMs`). */
 async function release(p: Json, extra: Json = {}): Promise<void> {
-  const r = await client.call("Release", { ticketId: p.ticketId, outcome: "CALL_OUTCOME_SUCCEEDED", latencyMs: 1000, ...extra });
+  const r = await client.call("Release", {
+    ticketId: p.ticketId,
+    outcome: "CALL_OUTCOME_SUCCEEDED",
+    latencyMs: 1000,
+    ...extra,
+  });
   expect(r.released).toBe(true);
 }
 
