@@ -66,7 +66,11 @@ export async function run(): Promise<void> {
   const pairOn = (c: typeof noopClient) => async () => {
     const r = await c.call("Place", req);
     if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
-    await c.call("Release", { ticketId: r.placement.ticketId, outcome: "CALL_OUTCOME_SUCCEEDED", latencyMs: 100 });
+    await c.call("Release", {
+      ticketId: r.placement.ticketId,
+      outcome: "CALL_OUTCOME_SUCCEEDED",
+      latencyMs: 100,
+    });
   };
   const floorPair = pairOn(floorClient);
   const noopCall = () => noopClient.call("Place", req);

@@ -26,6 +26,9 @@ import { refusalError, schedulerError } from "./refusal-errors.js";
 import { releaseCall } from "./release.js";
 import { type Api, type CallRequest, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
 
+/** Placements a call gets when its provider refuses or resets the connection before answering. */
+const UNREACHABLE_ATTEMPTS = 2;
+
 export interface CallContext {
   scheduler: Scheduler;
   settings: ProxySettings;
@@ -130,41 +133,52 @@ export async function handleCall(
       maxOutputTokens: call.maxOutputTokens,
       cannotWait: headers.cannotWait,
     };
-    let acquired: Awaited<ReturnType<typeof acquire>>;
-    try {
-      acquired = await acquire(scheduler, input, signal, settings.waitLimitS);
-    } catch (err) {
-      throw schedulerError(err);
-    }
-    if (acquired.kind === "aborted") {
-      record.reason = "client-gone";
-      record.queueWaitMs = acquired.waitedMs;
-      if (!res.writableEnded) {
-        if (ctx.shutdown.aborted && !gone.signal.aborted) {
-          fail(new ProxyError(503, "shutting-down", "the sidecar is shutting down"));
-        } else res.destroy();
+    // A provider that refuses the connection never saw the call: it is placed once more (the
+    // scheduler no longer chooses the unreachable provider), so the client is not the one to
+    // find out that a GPU server died.
+    for (let attempt = 0; attempt < UNREACHABLE_ATTEMPTS; attempt++) {
+      let acquired: Awaited<ReturnType<typeof acquire>>;
+      try {
+        acquired = await acquire(scheduler, input, signal, settings.waitLimitS);
+      } catch (err) {
+        throw schedulerError(err);
       }
-      return;
+      if (acquired.kind === "aborted") {
+        record.reason = "client-gone";
+        record.queueWaitMs = acquired.waitedMs;
+        if (!res.writableEnded) {
+          if (ctx.shutdown.aborted && !gone.signal.aborted) {
+            fail(new ProxyError(503, "shutting-down", "the sidecar is shutting down"));
+          } else res.destroy();
+        }
+        return;
+      }
+      if (acquired.kind === "refused") {
+        record.queueWaitMs = acquired.waitedMs;
+        fail(refusalError(acquired.refusal, settings, acquired.waitedMs));
+        return;
+      }
+      const state = states?.find((x) => x.name === acquired.placement.provider);
+      const next = await runPlaced(
+        ctx,
+        call,
+        estimate,
+        acquired.placement,
+        acquired.queueWaitMs,
+        state,
+        res,
+        signal,
+        gone,
+        record,
+        fail,
+        attempt + 1 < UNREACHABLE_ATTEMPTS,
+      );
+      if (next === "done") return;
+      logger.warn(
+        { provider: acquired.placement.provider },
+        "proxy: provider unreachable, placing the call again",
+      );
     }
-    if (acquired.kind === "refused") {
-      record.queueWaitMs = acquired.waitedMs;
-      fail(refusalError(acquired.refusal, settings, acquired.waitedMs));
-      return;
-    }
-    const state = states?.find((x) => x.name === acquired.placement.provider);
-    await runPlaced(
-      ctx,
-      call,
-      estimate,
-      acquired.placement,
-      acquired.queueWaitMs,
-      state,
-      res,
-      signal,
-      gone,
-      record,
-      fail,
-    );
   } catch (err) {
     if (err instanceof ProxyError) fail(err);
     else {
@@ -244,8 +258,10 @@ async function runPlaced(
   gone: AbortController,
   record: CallRecord,
   fail: (err: ProxyError, headers?: Record<string, string>) => void,
-): Promise<void> {
+  mayRetry: boolean,
+): Promise<"done" | "retry"> {
   const { scheduler, settings, logger } = ctx;
+  let next: "done" | "retry" = "done";
   const tokens = estimate.tokens;
   // Refusals before sending are decided on the generous count (docs/rules/placement.md §3).
   const generous = estimate.generous;
@@ -302,7 +318,7 @@ async function runPlaced(
     }
     if (refused) {
       fail(refused, attribution);
-      return;
+      return next;
     }
     call.body.model = p.model;
     let hideUsage = false;
@@ -338,7 +354,8 @@ async function runPlaced(
         record.ttfbMs = outcome.ttfbMs;
         break;
       case "failed":
-        fail(outcome.error, attribution);
+        if (outcome.unreachable === true && mayRetry && !res.headersSent) next = "retry";
+        else fail(outcome.error, attribution);
         break;
       case "broken":
         record.status = 200;
@@ -354,4 +371,5 @@ async function runPlaced(
     if (renew) clearInterval(renew);
     await releaseCall(ctx, call, tokens, p, outcome, refused, record, numCtx);
   }
+  return next;
 }

@@ -123,9 +123,23 @@ describe("proxy: provider failures", () => {
     expect(h.scheduler.attribute(ticket)).toMatchObject({ success: false });
   });
 
-  it("connection refused is 502 provider-failure", async () => {
+  it("connection refused: the call is placed again elsewhere; with nowhere left, 503 provider-unavailable", async () => {
     await harness();
     h.emulator("rtx4090").setFaults([{ kind: "refuse" }]);
+    const res = await post("/api/chat", chat("qwen3:8b", "x", { stream: false }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-kubemoot-provider")).toBe("rtx5090");
+    h.emulator("rtx5090").setFaults([{ kind: "refuse" }]);
+    const none = await post("/api/chat", chat("qwen3:8b", "y", { stream: false }));
+    expect(none.status).toBe(503);
+    expect(none.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(none.json()).toMatchObject({ reason: "provider-unavailable" });
+    await noTickets();
+  });
+
+  it("connection refused on both of its placements is 502 provider-failure", async () => {
+    await harness();
+    for (const e of h.emulators.values()) e.setFaults([{ kind: "refuse" }]);
     const res = await post("/api/chat", chat("qwen3:8b", "x", { stream: false }));
     expect(res.status).toBe(502);
     expect(res.json()).toMatchObject({ reason: "provider-failure", error: expect.stringMatching(/refused/) });

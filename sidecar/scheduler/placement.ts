@@ -90,6 +90,7 @@ export class Placement {
       modelFootprintMiB: d.footprintMiB,
       evicts: d.evicts,
       leaseMs,
+      ...(d.slots !== undefined ? { slots: d.slots } : {}),
     });
     if (!res.ok) {
       hooks.onClaimLost?.(d.provider, res.reason);

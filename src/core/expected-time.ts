@@ -19,9 +19,13 @@ export function serviceS(ix: SnapshotIndex, v: ProviderView, model: string): num
   return ix.options.defaultCallTimeS ?? DEFAULT_CALL_TIME_S;
 }
 
-/** Seconds to load `footprintMiB` on `v`, at its measured rate or the default. */
-export function loadS(v: ProviderView, footprintMiB: number): number {
-  const rate = v.loadMiBPerS !== undefined && v.loadMiBPerS > 0 ? v.loadMiBPerS : LOAD_MIB_PER_S;
+/**
+ * Seconds to load `footprintMiB` on `v`: at the rate measured there, else the rate measured on
+ * the other providers (the mean), else the default.
+ */
+export function loadS(ix: SnapshotIndex, v: ProviderView, footprintMiB: number): number {
+  const own = v.loadMiBPerS !== undefined && v.loadMiBPerS > 0 ? v.loadMiBPerS : undefined;
+  const rate = own ?? ix.fleetLoadMiBPerS ?? LOAD_MIB_PER_S;
   return Math.max(0, footprintMiB) / rate;
 }
 
@@ -47,7 +51,7 @@ export function queuedBehindS(ix: SnapshotIndex, v: ProviderView, model: string)
 export function loadLeftS(ix: SnapshotIndex, v: ProviderView, model: string): number {
   const mt = v.byModel.get(model);
   const elapsedS = mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000;
-  return Math.max(0, loadS(v, v.loading.get(model) ?? 0) - elapsedS);
+  return Math.max(0, loadS(ix, v, v.loading.get(model) ?? 0) - elapsedS);
 }
 
 /** A victim as the unload's price sees it. */
@@ -61,8 +65,8 @@ export interface PricedVictim {
  * often as its own demand expects it back (waiters, intents, half its recent and predicted
  * use) — so an unload pays for itself only when the call gains more than that.
  */
-export function unloadPriceS(v: ProviderView, victims: readonly PricedVictim[]): number {
+export function unloadPriceS(ix: SnapshotIndex, v: ProviderView, victims: readonly PricedVictim[]): number {
   let s = 0;
-  for (const x of victims) s += UNLOAD_S + loadS(v, x.footprintMiB) * expectedReloads(x.demand);
+  for (const x of victims) s += UNLOAD_S + loadS(ix, v, x.footprintMiB) * expectedReloads(x.demand);
   return s;
 }

@@ -181,9 +181,9 @@ describe("planner properties", () => {
         );
         const planned = new Set(onP.flatMap((t) => Object.keys(t.evicts)));
         if (!d.cold) {
-          // Warm: resident and not planned for unload, or loading by a live ticket.
-          const loading =
-            !resident.has(d.model) && onP.some((t) => t.modelName === d.model && t.coldLoad !== false);
+          // Warm: resident and not planned for unload, or loading by a live ticket (any ticket
+          // on a model that is not resident loads it, whatever it says of itself).
+          const loading = !resident.has(d.model) && onP.some((t) => t.modelName === d.model);
           expect((resident.has(d.model) && !planned.has(d.model)) || loading).toBe(true);
           expect(d.loading).toBe(loading);
           expect(d.evicts).toEqual({});

@@ -83,6 +83,11 @@ export interface ClaimDecision {
   step: PlanStep;
   /** Steps 1–4: weighted cost (points). Step 5: the unload's expected delay (s). */
   cost: number;
+  /**
+   * Set when the claim relies on a free slot of the copy (the time policy): the state layer
+   * refuses it if that many tickets already hold the model there.
+   */
+  slots?: number;
 }
 
 /** Wait for a busy copy: gpu-busy now, no ticket; retry on the next state change. */

@@ -162,6 +162,8 @@ export interface SnapshotIndex {
   /** Providers where a live ticket is loading a model right now. */
   readonly loadingAt: ReadonlyMap<string, readonly ProviderView[]>;
   readonly demand: ReadonlyMap<string, ModelDemand>;
+  /** Mean load rate measured over the providers that have one (MiB/s); undefined when none. */
+  readonly fleetLoadMiBPerS: number | undefined;
   /** Occupancy of a model over the non-stale providers (memoized per index). */
   occupancy(model: string): Occupancy;
 }
@@ -269,7 +271,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
         mt.claimedAt.push(t.claimedAt);
       }
       // Same rule as vram.ts isInFlightLoad: a ticket on a non-resident model is a load in flight.
-      if (!resident.has(t.modelName) && t.coldLoad !== false) {
+      if (!resident.has(t.modelName)) {
         loading ??= new Map();
         loading.set(t.modelName, Math.max(loading.get(t.modelName) ?? 0, pos(t.modelFootprintMiB)));
       }
@@ -366,9 +368,19 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     return o;
   };
 
+  let rates = 0;
+  let rateSum = 0;
+  for (const v of providers) {
+    if (v.loadMiBPerS !== undefined && v.loadMiBPerS > 0) {
+      rates++;
+      rateSum += v.loadMiBPerS;
+    }
+  }
+
   return {
     nowMs,
     options: opts,
+    fleetLoadMiBPerS: rates > 0 ? rateSum / rates : undefined,
     providers,
     byName,
     warmAt,

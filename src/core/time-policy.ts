@@ -91,7 +91,7 @@ function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCa
     if (waiters === 0 || wanted > waiters) return true;
     const since = v.residentSince.get(c.model);
     if (since === undefined) return true;
-    return (ix.nowMs - since) / 1000 >= MIN_RESIDENCY_LOADS * loadS(v, c.footprintMiB);
+    return (ix.nowMs - since) / 1000 >= MIN_RESIDENCY_LOADS * loadS(ix, v, c.footprintMiB);
   });
 }
 
@@ -107,7 +107,7 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
     if (v.ineligible !== undefined || !holds(contextAt(v, preferred), r.prompt)) continue;
     const verdict = vramVerdict(v, preferred, occ);
     if (verdict === "cold" && occ.known) {
-      const seconds = loadWeight * loadS(v, occ.mib) + serviceS(ix, v, preferred);
+      const seconds = loadWeight * loadS(ix, v, occ.mib) + serviceS(ix, v, preferred);
       const p: Pick = {
         view: v,
         model: preferred,
@@ -127,8 +127,8 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
         need.models,
       );
       if (victims === undefined || victims.length === 0) continue;
-      const own = victims.length * UNLOAD_S + loadWeight * loadS(v, occ.mib) + serviceS(ix, v, preferred);
-      const seconds = own + unloadPriceS(v, victims);
+      const own = victims.length * UNLOAD_S + loadWeight * loadS(ix, v, occ.mib) + serviceS(ix, v, preferred);
+      const seconds = own + unloadPriceS(ix, v, victims);
       const p: Pick = {
         view: v,
         model: preferred,
@@ -180,6 +180,9 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
     evicts,
     step,
     cost: p.seconds,
+    // Every claim of this policy relies on a free slot: two calls deciding at once to load the
+    // same copy must not both get its one slot.
+    slots: p.view.slots,
   };
 }
 

@@ -59,13 +59,13 @@ export function residentMiB(resident: ReadonlyMap<string, number>): number {
 }
 
 /**
- * Whether a live ticket is an in-flight cold load: its model is not resident. Our tickets
- * say so explicitly (`coldLoad`); Kubemoot's do not, so residency decides for them. Once the
- * model is resident the load is no longer "in flight" and its VRAM is counted as resident.
+ * Whether a live ticket is an in-flight load: its model is not resident. That holds whatever
+ * the ticket says of itself: a ticket claimed warm on a belief the newest state no longer
+ * shares (the model was unloaded meanwhile) will make the engine load the model again, so it
+ * takes room like a cold one. Once the model is resident its VRAM is counted as resident.
  */
 export function isInFlightLoad(ticket: Ticket, resident: ReadonlyMap<string, number>): boolean {
-  if (resident.has(ticket.modelName)) return false;
-  return ticket.coldLoad !== false;
+  return !resident.has(ticket.modelName);
 }
 
 /** In-flight cold-load footprints, one per model (two tickets loading one model share it). */

@@ -18,6 +18,12 @@ export interface ClaimRequest {
   evicts?: Record<string, number>;
   /** Lease of the ticket (ms); default the store's lease. */
   leaseMs?: number;
+  /**
+   * For a warm claim: the copy's parallel slots. When set, the claim is refused ("no-slot")
+   * while as many live tickets hold the model there, this process's own not yet echoed by the
+   * watch included, so that concurrent calls from one sidecar never oversubscribe a copy.
+   */
+  slots?: number;
 }
 
 export type ClaimRefusalReason =
@@ -28,7 +34,9 @@ export type ClaimRefusalReason =
   /** No current (non-stale) state for the provider. */
   | "provider-unknown"
   /** Every attempt lost its compare-and-set (bounded attempts ran out). */
-  | "contention";
+  | "contention"
+  /** A warm claim found every slot of the copy taken. */
+  | "no-slot";
 
 export interface ClaimStats {
   /** Decisions made for this claim (one per attempt). */

@@ -25,6 +25,8 @@ import { providerResidencies, providerTickets } from "./tickets-view.js";
 interface Pending {
   ticket: Ticket;
   leaseMs: number;
+  /** The copy's slots, for a claim that needs a free one (see ClaimRequest.slots). */
+  slots: number | undefined;
   /** When the claim was made (performance.now); a claim with victims reads the tickets as of then or later. */
   since: number;
   attempts: number;
@@ -56,6 +58,11 @@ export class ClaimEngine {
   private readonly decideAgeMs: number;
   /** Ids of tickets known to be written (recent ones, bounded). */
   private readonly written = new Set<string>();
+  /**
+   * Tickets this process was granted and has not released, by key, until the watched copy
+   * shows them: read-your-writes for the planner and the slot check.
+   */
+  private readonly own = new Map<string, Ticket>();
 
   constructor(private readonly o: ClaimEngineOptions) {
     this.maxBatch = Math.max(1, o.maxBatch ?? 16);
@@ -63,6 +70,27 @@ export class ClaimEngine {
     this.helpWaitMs = o.helpWaitMs ?? 20;
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
     this.decideAgeMs = (o.freshnessMs * 3) / 4;
+  }
+
+  /**
+   * This process's granted tickets the watched copy has not delivered yet (of one provider, or
+   * all); those the copy has seen, written or deleted, are forgotten here.
+   */
+  unseenOwn(provider?: string): Ticket[] {
+    const out: Ticket[] = [];
+    for (const [key, t] of this.own) {
+      if (this.o.mirror.seen(key) !== undefined) {
+        this.own.delete(key);
+        continue;
+      }
+      if (provider === undefined || t.provider === provider) out.push(t);
+    }
+    return out;
+  }
+
+  /** A ticket of this process was released: it no longer counts as its own. */
+  forget(key: string): void {
+    this.own.delete(key);
   }
 
   /** Claims a ticket; resolves granted or refused, rejects with StateUnavailable when NATS is away. */
@@ -90,7 +118,7 @@ export class ClaimEngine {
       expiresAt: 0,
     };
     if (Object.keys(ticket.evicts).length === 0) {
-      const warm = await this.claimWarm(ticket, leaseMs);
+      const warm = await this.claimWarm(ticket, leaseMs, req.slots);
       if (warm !== undefined) return warm;
     }
     const releases = this.o.settleReleases?.();
@@ -100,6 +128,7 @@ export class ClaimEngine {
       const p: Pending = {
         ticket,
         leaseMs,
+        slots: req.slots,
         since,
         attempts: 0,
         conflicts: 0,
@@ -134,7 +163,7 @@ export class ClaimEngine {
    * by a fresh read (cold, converging on a load in flight, unknown provider): it then goes
    * through the guard.
    */
-  private async claimWarm(ticket: Ticket, leaseMs: number): Promise<ClaimResult | undefined> {
+  private async claimWarm(ticket: Ticket, leaseMs: number, slots?: number): Promise<ClaimResult | undefined> {
     const { mirror, providers } = this.o;
     for (let round = 0; ; round++) {
       await this.refresh(Number.NEGATIVE_INFINITY);
@@ -156,13 +185,24 @@ export class ClaimEngine {
       return undefined;
     }
     const now = this.o.now();
+    if (slots !== undefined && slots > 0) {
+      // Counted in the same synchronous run as the grant below: concurrent warm claims of this
+      // process see each other.
+      let held = 0;
+      for (const t of providerTickets(mirror, ticket.provider, now))
+        if (t.modelName === ticket.modelName) held++;
+      for (const t of this.unseenOwn(ticket.provider)) if (t.modelName === ticket.modelName) held++;
+      if (held >= slots) return { ok: false, reason: "no-slot", stats };
+    }
     ticket.claimedAt = new Date(now).toISOString();
     ticket.expiresAt = now + leaseMs;
     ticket.coldLoad = false;
     const key = ticketKey(ticket.provider, ticket.ticketId);
+    this.own.set(key, ticket);
     try {
       await this.o.tickets.update(key, encodeJson(ticketJson(ticket)), 0);
     } catch (err) {
+      this.own.delete(key);
       // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
       // either way, and its lease ends it).
       this.tombstone(ticket);
@@ -266,6 +306,18 @@ export class ClaimEngine {
     for (const p of batch) {
       p.ticket.claimedAt = new Date(now).toISOString();
       p.ticket.expiresAt = now + p.leaseMs;
+      if (p.slots !== undefined && p.slots > 0) {
+        // A claim that joins a copy (loading, so not warm by the read) needs a free slot too.
+        let held = 0;
+        for (const t of view) if (t.modelName === p.ticket.modelName) held++;
+        for (const t of this.unseenOwn(provider)) {
+          if (t.modelName === p.ticket.modelName && !view.includes(t)) held++;
+        }
+        if (held >= p.slots) {
+          p.resolve({ ok: false, reason: "no-slot", stats: stats(p) });
+          continue;
+        }
+      }
       const d = decideClaim({ state, tickets: view, residencies }, p.ticket, liveNow);
       if (!d.ok) {
         p.resolve({
@@ -338,6 +390,7 @@ export class ClaimEngine {
         }),
     );
     for (const p of won) {
+      this.own.set(ticketKey(p.ticket.provider, p.ticket.ticketId), p.ticket);
       p.resolve({
         ok: true,
         ticket: p.ticket,

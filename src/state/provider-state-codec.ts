@@ -18,7 +18,9 @@ export function providerStateJson(s: ProviderState): Record<string, unknown> {
     availableModelFootprintsMiB: s.availableModelFootprintsMiB,
     contextLength: s.contextLength,
     loadedModelContextLengths: s.loadedModelContextLengths,
-    ...(s.maxLoadedModels !== undefined && s.maxLoadedModels > 0 ? { maxLoadedModels: s.maxLoadedModels } : {}),
+    ...(s.maxLoadedModels !== undefined && s.maxLoadedModels > 0
+      ? { maxLoadedModels: s.maxLoadedModels }
+      : {}),
   };
 }
 

@@ -68,6 +68,7 @@ export class TicketBook {
     } catch (err) {
       return Promise.reject(err);
     }
+    this.engine.forget(key);
     if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
@@ -189,6 +190,9 @@ export class TicketBook {
         suspects.set(v.suspect.provider, v.suspect.sinceMs);
       }
     }
+    // What this process was just granted counts before the watch delivers it back.
+    for (const t of this.engine.unseenOwn())
+      if (t.expiresAt === undefined || t.expiresAt > now) tickets.push(t);
     return { tickets, residencies, suspects };
   }
 

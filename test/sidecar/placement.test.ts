@@ -8,6 +8,7 @@ import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { type Json, type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const CATALOG = {
   "qwen3:32b": 20000, // on disk; occupancy before any load: ×1.2 = 24000 (fits only a 5090)
@@ -471,11 +472,3 @@ describe("bad input", () => {
     expect(health.status).toBe(200);
   });
 });
-
-async function waitUntil(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
