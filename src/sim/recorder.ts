@@ -40,6 +40,8 @@ export class Recorder {
     readonly detailed: boolean,
     /** Measure each decision's wall-clock cost. */
     private readonly measure: boolean,
+    /** The wait limit (ms): a completed call slower than this is reported late. */
+    private readonly waitLimitMs: number,
   ) {}
 
   /** Runs one decision, measuring its wall-clock cost when measuring. */
@@ -85,6 +87,11 @@ export class Recorder {
       (c) => c.outcome === "dropped" && Number.isFinite(c.arrivalMs),
     ).length;
     const lat = done.map((c) => c.latencyMs / 1000).sort((a, b) => a - b);
+    const arrived = this.calls.filter((c) => Number.isFinite(c.arrivalMs));
+    const all = arrived
+      .map((c) => (c.outcome === "done" ? c.latencyMs / 1000 : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    const p95All = percentileSorted(all, 95);
     const ideal = this.idealMs.map((x) => x / 1000).sort((a, b) => a - b);
     const us = [...this.decisionUs].sort((a, b) => a - b);
     // Busy time is counted up to the last completion (idle keep_alive tails do not dilute it).
@@ -98,6 +105,8 @@ export class Recorder {
       latency_mean_s: round(mean(lat)),
       latency_p95_s: round(percentileSorted(lat, 95)),
       latency_p99_s: round(percentileSorted(lat, 99)),
+      latency_p95_arrivals_s: Number.isFinite(p95All) ? round(p95All) : null,
+      late_calls: done.filter((c) => c.latencyMs > this.waitLimitMs).length,
       gib_loaded: round(this.loadedMiB / 1024),
       loads: this.loadsN,
       evictions: this.evictPlanned + this.evictOllama,

@@ -148,6 +148,14 @@ export interface SimMetrics {
   latency_mean_s: number;
   latency_p95_s: number;
   latency_p99_s: number;
+  /**
+   * p95 over every call that arrived, a call that stood aside or never finished counting as
+   * never answered: null when more than 5 % of them were not answered. The p95 fields above
+   * count completed calls only, so a policy cannot look faster by dropping its slowest calls.
+   */
+  latency_p95_arrivals_s: number | null;
+  /** Completed calls that took longer than the wait limit (a coordinator waits no longer). */
+  late_calls: number;
   gib_loaded: number;
   loads: number;
   evictions: number;

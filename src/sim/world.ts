@@ -1,8 +1,7 @@
 // The simulated world: an event loop in virtual time, one simulated Ollama per GPU, and the
 // scenario's traffic — discussions whose selected agents make calls, think, and call again.
 // Where a call runs is the policy's choice (./policies); what happened is the recorder's.
-import type { RefusalReason } from "../core/index.js";
-import { inTolerance } from "../core/index.js";
+import { GPU_WAIT_LIMIT_S, inTolerance, type RefusalReason } from "../core/index.js";
 import type { JobResult } from "../emulator/index.js";
 import { Rng } from "../prng/index.js";
 import { EventLoop } from "./events.js";
@@ -44,7 +43,11 @@ export class World {
 
   constructor(readonly o: SimOptions) {
     this.sc = o.scenario;
-    this.recorder = new Recorder(o.record ?? false, o.measure ?? true);
+    this.recorder = new Recorder(
+      o.record ?? false,
+      o.measure ?? true,
+      (o.waitLimitS ?? GPU_WAIT_LIMIT_S) * 1000,
+    );
     this.rng = new Rng(o.seed).fork(`${this.sc.name}/policy/${o.policy}`);
     this.models = new Map(this.sc.models.map((m) => [m.name, m]));
     const catalog = this.sc.models.map((m) =>
