@@ -41,7 +41,8 @@ beforeAll(async () => {
   emulator = await startEmulator({
     listen: "127.0.0.1:0",
     vramMiB: 24563,
-    models: { "qwen3:8b": 4863, "big:20b": 16800 },
+    // qwen3:235b is on disk but fits no card here: the example must print a model-too-large refusal.
+    models: { "qwen3:8b": 4863, "big:20b": 16800, "qwen3:235b": 140_000 },
     // One call per loaded copy, so that a held ticket makes the next call wait.
     numParallel: 1,
     timeScale: 0.01,
