@@ -12,10 +12,18 @@ import type { TicketsMirror } from "./tickets-view.js";
 export interface Guard {
   revision: number;
   pending: Ticket[];
+  /** The provider-state revision that decision read (0 = unknown). */
+  stateRevision: number;
 }
 
 /** Room a guard value leaves below the bucket's value limit (bytes). */
 const GUARD_HEADROOM_BYTES = 296;
+
+/** The provider-state revision the last decision on a provider read, as the copy holds it. */
+export function guardStateRevision(mirror: TicketsMirror, provider: string): number {
+  const v = mirror.get(guardKey(provider))?.value;
+  return v?.kind === "guard" ? v.guard.stateRevision : 0;
+}
 
 /** The guard as the copy holds it. */
 export function guardFromMirror(mirror: TicketsMirror, provider: string): Guard {
@@ -25,6 +33,7 @@ export function guardFromMirror(mirror: TicketsMirror, provider: string): Guard 
   return {
     revision: seen === undefined ? 0 : seen.revision,
     pending: v?.kind === "guard" ? v.guard.pending : [],
+    stateRevision: v?.kind === "guard" ? v.guard.stateRevision : 0,
   };
 }
 
@@ -58,14 +67,15 @@ export function unseenPending(
 /** Reads the guard from the bucket itself (when the copy does not bring the newer one). */
 export async function readGuard(bucket: KvBucket, provider: string): Promise<Guard> {
   const e = await bucket.get(guardKey(provider));
-  if (e === null) return { revision: 0, pending: [] };
+  if (e === null) return { revision: 0, pending: [], stateRevision: 0 };
   let raw: unknown;
   try {
     raw = decodeJson(e.value);
   } catch {
     raw = undefined;
   }
-  return { revision: e.revision, pending: parseGuard(raw, provider).pending };
+  const g = parseGuard(raw, provider);
+  return { revision: e.revision, pending: g.pending, stateRevision: g.stateRevision };
 }
 
 /**
@@ -75,10 +85,11 @@ export async function readGuard(bucket: KvBucket, provider: string): Promise<Gua
 export function guardValue<T extends { ticket: Ticket }>(
   bucket: KvBucket,
   decided: T[],
+  stateRevision: number,
 ): { value: Uint8Array; deferred: T[] } {
   const limit = bucket.settings.maxValueBytes;
   const maxBytes = limit > 0 ? limit - GUARD_HEADROOM_BYTES : Number.POSITIVE_INFINITY;
-  const encode = () => encodeJson(guardJson({ pending: decided.map((p) => p.ticket) }));
+  const encode = () => encodeJson(guardJson({ pending: decided.map((p) => p.ticket), stateRevision }));
   let value = encode();
   const deferred: T[] = [];
   while (value.byteLength > maxBytes && decided.length > 1) {

@@ -14,7 +14,14 @@ import type { Ticket } from "../core/shapes.js";
 import { budgetView, residentModels } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { decideClaim } from "./claim-decision.js";
-import { type Guard, guardValue, pickGuard, readGuard, unseenPending } from "./claim-guard.js";
+import {
+  type Guard,
+  guardStateRevision,
+  guardValue,
+  pickGuard,
+  readGuard,
+  unseenPending,
+} from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 import { encodeJson } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
@@ -167,6 +174,13 @@ export class ClaimEngine {
     const { mirror, providers } = this.o;
     for (let round = 0; ; round++) {
       await this.refresh(Number.NEGATIVE_INFINITY);
+      // A decision on this provider read a newer state than ours (the model may be gone by
+      // it): catch up before judging the model resident, or leave it to the guard.
+      const newer = guardStateRevision(mirror, ticket.provider);
+      if (newer > providers.revisionOf(ticket.provider)) {
+        if (!(await providers.waitForRevision(ticket.provider, newer, this.refreshWaitMs))) return undefined;
+        continue;
+      }
       // The decision below is synchronous: the age measured here is the age it decides on.
       if (this.freshEnough()) break;
       if (round >= 20) throw notFreshTogether();
@@ -270,6 +284,13 @@ export class ClaimEngine {
           continue;
         }
       }
+      // Never decide on an older provider state than the last decision on the provider read.
+      const newer = pickGuard(mirror, provider, authoritative).stateRevision;
+      if (newer > providers.revisionOf(provider)) {
+        await providers.waitForRevision(provider, newer, this.refreshWaitMs);
+        if (round >= 20) throw notFreshTogether();
+        continue;
+      }
       // The decision below is synchronous: the age measured here is the age it decides on.
       if (this.freshEnough()) break;
       if (round >= 20) throw notFreshTogether();
@@ -336,7 +357,8 @@ export class ClaimEngine {
     }
     const open = decided;
     // Keep the guard value under the bucket's size limit; the rest waits for the next round.
-    const { value, deferred } = guardValue(bucket, open);
+    const stateRevisionRead = providers.revisionOf(provider);
+    const { value, deferred } = guardValue(bucket, open, stateRevisionRead);
     if (deferred.length > 0) this.queues.get(provider)?.unshift(...deferred);
     if (open.length === 0) return { retry: [], guard: null };
 
@@ -375,7 +397,10 @@ export class ClaimEngine {
     await this.finish(open, stats);
     // Our own guard is the newest decision on the provider; the next round starts from it
     // without waiting for the copy to deliver it back (saves a lost CAS against ourselves).
-    return { retry: [], guard: { revision: committed, pending: open.map((p) => p.ticket) } };
+    return {
+      retry: [],
+      guard: { revision: committed, pending: open.map((p) => p.ticket), stateRevision: stateRevisionRead },
+    };
   }
 
   /** Writes the winners' tickets and resolves them as granted. */

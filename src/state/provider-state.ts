@@ -63,6 +63,16 @@ export class ProviderStateReader {
   }
 
   /** Like `get` without the freshness check: for callers that just awaited `fresh()`. */
+  /** The revision of a provider's state in the copy (0 = none). */
+  revisionOf(name: string): number {
+    return this.mirror.get(name)?.revision ?? 0;
+  }
+
+  /** Resolves true once the copy holds a provider's state at `revision` or later (false at the timeout). */
+  waitForRevision(name: string, revision: number, timeoutMs: number): Promise<boolean> {
+    return this.mirror.waitFor(() => this.revisionOf(name) >= revision, timeoutMs);
+  }
+
   peek(name: string): ProviderState | undefined {
     const s = this.mirror.get(name)?.value;
     return s !== undefined && !isStale(s, this.options.now(), this.staleMs) ? s : undefined;

@@ -98,10 +98,19 @@ export function parseSuspect(raw: unknown, provider: string): SuspectValue | und
  */
 export interface GuardValue {
   pending: Ticket[];
+  /**
+   * The revision of the provider's state the decision read (0 = unknown): a later claim that
+   * holds an older state catches up before it decides (docs/rules/state.md §6).
+   */
+  stateRevision: number;
 }
 
 export function guardJson(g: GuardValue): Record<string, unknown> {
-  return { v: 1, pending: g.pending.map(ticketJson) };
+  return {
+    v: 1,
+    pending: g.pending.map(ticketJson),
+    ...(g.stateRevision > 0 ? { stateRev: g.stateRevision } : {}),
+  };
 }
 
 export function parseGuard(raw: unknown, provider: string): GuardValue {
@@ -112,5 +121,6 @@ export function parseGuard(raw: unknown, provider: string): GuardValue {
       if (t !== undefined && t.ticketId !== "") pending.push(t);
     }
   }
-  return { pending };
+  const stateRevision = isObject(raw) ? num(raw.stateRev) : 0;
+  return { pending, stateRevision };
 }
