@@ -25,6 +25,7 @@ import {
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 import { encodeJson } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
+import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
 import { assertProviderName, guardKey, ticketKey } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
@@ -65,11 +66,8 @@ export class ClaimEngine {
   private readonly decideAgeMs: number;
   /** Ids of tickets known to be written (recent ones, bounded). */
   private readonly written = new Set<string>();
-  /**
-   * Tickets this process was granted and has not released, by key, until the watched copy
-   * shows them: read-your-writes for the planner and the slot check.
-   */
-  private readonly own = new Map<string, Ticket>();
+  /** This process's own grants and releases the watched copy has not shown yet. */
+  readonly mine: OwnTickets;
 
   constructor(private readonly o: ClaimEngineOptions) {
     this.maxBatch = Math.max(1, o.maxBatch ?? 16);
@@ -77,27 +75,7 @@ export class ClaimEngine {
     this.helpWaitMs = o.helpWaitMs ?? 20;
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
     this.decideAgeMs = (o.freshnessMs * 3) / 4;
-  }
-
-  /**
-   * This process's granted tickets the watched copy has not delivered yet (of one provider, or
-   * all); those the copy has seen, written or deleted, are forgotten here.
-   */
-  unseenOwn(provider?: string): Ticket[] {
-    const out: Ticket[] = [];
-    for (const [key, t] of this.own) {
-      if (this.o.mirror.seen(key) !== undefined) {
-        this.own.delete(key);
-        continue;
-      }
-      if (provider === undefined || t.provider === provider) out.push(t);
-    }
-    return out;
-  }
-
-  /** A ticket of this process was released: it no longer counts as its own. */
-  forget(key: string): void {
-    this.own.delete(key);
+    this.mine = new OwnTickets(o.mirror);
   }
 
   /** Claims a ticket; resolves granted or refused, rejects with StateUnavailable when NATS is away. */
@@ -203,20 +181,21 @@ export class ClaimEngine {
       // Counted in the same synchronous run as the grant below: concurrent warm claims of this
       // process see each other.
       let held = 0;
-      for (const t of providerTickets(mirror, ticket.provider, now))
-        if (t.modelName === ticket.modelName) held++;
-      for (const t of this.unseenOwn(ticket.provider)) if (t.modelName === ticket.modelName) held++;
+      for (const t of providerTickets(mirror, ticket.provider, now)) {
+        if (t.modelName === ticket.modelName && this.mine.holdsSlot(t)) held++;
+      }
+      for (const t of this.mine.unseen(ticket.provider)) if (t.modelName === ticket.modelName) held++;
       if (held >= slots) return { ok: false, reason: "no-slot", stats };
     }
     ticket.claimedAt = new Date(now).toISOString();
     ticket.expiresAt = now + leaseMs;
     ticket.coldLoad = false;
     const key = ticketKey(ticket.provider, ticket.ticketId);
-    this.own.set(key, ticket);
+    this.mine.grant(key, ticket);
     try {
       await this.o.tickets.update(key, encodeJson(ticketJson(ticket)), 0);
     } catch (err) {
-      this.own.delete(key);
+      this.mine.revoke(key);
       // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
       // either way, and its lease ends it).
       this.tombstone(ticket);
@@ -330,8 +309,8 @@ export class ClaimEngine {
       if (p.slots !== undefined && p.slots > 0) {
         // A claim that joins a copy (loading, so not warm by the read) needs a free slot too.
         let held = 0;
-        for (const t of view) if (t.modelName === p.ticket.modelName) held++;
-        for (const t of this.unseenOwn(provider)) {
+        for (const t of view) if (t.modelName === p.ticket.modelName && this.mine.holdsSlot(t)) held++;
+        for (const t of this.mine.unseen(provider)) {
           if (t.modelName === p.ticket.modelName && !view.includes(t)) held++;
         }
         if (held >= p.slots) {
@@ -415,7 +394,7 @@ export class ClaimEngine {
         }),
     );
     for (const p of won) {
-      this.own.set(ticketKey(p.ticket.provider, p.ticket.ticketId), p.ticket);
+      this.mine.grant(ticketKey(p.ticket.provider, p.ticket.ticketId), p.ticket);
       p.resolve({
         ok: true,
         ticket: p.ticket,

@@ -68,7 +68,7 @@ export class TicketBook {
     } catch (err) {
       return Promise.reject(err);
     }
-    this.engine.forget(key);
+    this.engine.mine.forget(key);
     if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
@@ -183,6 +183,8 @@ export class TicketBook {
     for (const e of this.mirror.entries()) {
       const v = e.value;
       if (v?.kind === "ticket") {
+        // A ticket released here is over for the planner even before its delete lands.
+        if (this.engine.mine.releasedHere(e.key)) continue;
         if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
       } else if (v?.kind === "residency") {
         residencies.push(v.residency);
@@ -191,7 +193,7 @@ export class TicketBook {
       }
     }
     // What this process was just granted counts before the watch delivers it back.
-    for (const t of this.engine.unseenOwn())
+    for (const t of this.engine.mine.unseen())
       if (t.expiresAt === undefined || t.expiresAt > now) tickets.push(t);
     return { tickets, residencies, suspects };
   }
