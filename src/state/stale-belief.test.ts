@@ -38,19 +38,28 @@ function laggingProviderState(inner: KvStore, ms: number): KvStore {
   );
 }
 
-it("a warm claim on a model a newer state no longer lists is not granted beside the load that took its room", async () => {
+/**
+ * Two stores on one backend, the second one's provider-state copy lagging 60 ms; both know
+ * alpha (9000 MiB) resident on a 16384 MiB card (usable 14336: alpha or beta, never both), and
+ * the lagging one was just proven current, so the next 150 ms need no new proof.
+ */
+async function twoStores(): Promise<{ fresh: StateStore; stale: StateStore }> {
   const inner = new MemoryKvStore();
   const fresh = await openStateStore(inner, { holderId: "fresh" });
   const stale = await openStateStore(laggingProviderState(inner, 60), { holderId: "stale" });
   stores.push(fresh, stale);
-  // 16384 MiB (usable 14336): alpha (9000) or beta (9000), never both.
   await fresh.providerWriter.publish(
     providerState("gpu", { totalVramMiB: 16384, loadedModelFootprintsMiB: { "alpha:7b": 9000 } }),
   );
   await stale.providers.fresh();
   await new Promise((r) => setTimeout(r, 100));
-  await stale.providers.fresh(); // proven current now: the next 150 ms need no new proof
+  await stale.providers.fresh();
   expect(stale.providers.peek("gpu")?.loadedModels).toEqual(["alpha:7b"]);
+  return { fresh, stale };
+}
+
+it("a warm claim on a model a newer state no longer lists is not granted beside the load that took its room", async () => {
+  const { fresh, stale } = await twoStores();
 
   // The provider unloads alpha; the fresh store sees it and loads beta into the room.
   await fresh.providerWriter.publish(providerState("gpu", { totalVramMiB: 16384 }));
@@ -68,16 +77,7 @@ it("a warm claim on a model a newer state no longer lists is not granted beside 
 });
 
 it("a load is not granted beside a warm ticket whose model the newer state no longer lists", async () => {
-  const inner = new MemoryKvStore();
-  const fresh = await openStateStore(inner, { holderId: "fresh" });
-  const stale = await openStateStore(laggingProviderState(inner, 60), { holderId: "stale" });
-  stores.push(fresh, stale);
-  await fresh.providerWriter.publish(
-    providerState("gpu", { totalVramMiB: 16384, loadedModelFootprintsMiB: { "alpha:7b": 9000 } }),
-  );
-  await stale.providers.fresh();
-  await new Promise((r) => setTimeout(r, 100));
-  await stale.providers.fresh();
+  const { fresh, stale } = await twoStores();
   await fresh.providerWriter.publish(providerState("gpu", { totalVramMiB: 16384 }));
   // The stale store claims alpha warm first: no decision on a newer state exists yet.
   const alpha = await stale.tickets.claim({ provider: "gpu", model: "alpha:7b", modelFootprintMiB: 9000 });

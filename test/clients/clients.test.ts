@@ -5,48 +5,25 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { type ClientSidecar, startClientSidecar } from "../helpers/client-sidecar.js";
+import { repoRoot } from "../helpers/sidecar-process.js";
 
 const run = promisify(execFile);
-let emulator: EmulatorHandle;
-let sidecar: SidecarProcess;
+let live: ClientSidecar;
 
 beforeAll(async () => {
-  emulator = await startEmulator({
-    listen: "127.0.0.1:0",
-    vramMiB: 24563,
-    models: { "qwen3:8b": 4863 },
-    timeScale: 0.01,
-  });
-  sidecar = await startSidecarProcess([
-    "--state",
-    "memory",
-    "--provider",
-    `gpu-a=${emulator.url},vram=24563`,
-    "--proxy-listen",
-    "",
-  ]);
+  live = await startClientSidecar();
 });
 
 afterAll(async () => {
-  expect(await sidecar?.stop()).toBe(0);
-  await emulator?.close();
+  expect(await live?.stop()).toBe(0);
 });
-
-async function metric(name: string): Promise<string> {
-  const text = await (await fetch(`${sidecar.apiUrl}/metrics`)).text();
-  return text
-    .split("\n")
-    .filter((l) => l.startsWith(name))
-    .join("\n");
-}
 
 describe("client examples against a live sidecar", () => {
   it("TypeScript (gRPC): places, runs on the emulator, releases", async () => {
     const { stdout } = await run(process.execPath, [
       path.join(repoRoot, "dist/clients/typescript/example.js"),
-      sidecar.apiUrl,
+      live.sidecar.apiUrl,
       "team/ts-agent",
       "qwen3:8b",
     ]);
@@ -57,7 +34,7 @@ describe("client examples against a live sidecar", () => {
   it("curl: Place, Release, Attribute, health and metrics", async () => {
     const { stdout } = await run("bash", [
       path.join(repoRoot, "clients/curl/examples.sh"),
-      sidecar.apiUrl,
+      live.sidecar.apiUrl,
       "team/curl-agent",
       "qwen3:8b",
     ]);
@@ -69,7 +46,7 @@ describe("client examples against a live sidecar", () => {
   });
 
   it("left no ticket behind", async () => {
-    expect(await metric("kubemoot_tickets_active")).toBe("kubemoot_tickets_active 0");
-    expect(await metric("kubemoot_release_total")).toContain('outcome="succeeded"} 2');
+    expect(await live.metric("kubemoot_tickets_active")).toBe("kubemoot_tickets_active 0");
+    expect(await live.metric("kubemoot_release_total")).toContain('outcome="succeeded"} 2');
   });
 });
