@@ -2,7 +2,7 @@
 // it? The budget rule itself is core's claimFits (docs/rules/state.md §5); this
 // adds the eviction rule: a plan is refused when one of its victims picked up work.
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
-import { claimFits, residentModels, ticketLive } from "../core/vram.js";
+import { budgetView, claimFits, residentModels, ticketLive } from "../core/vram.js";
 
 /** What a claim decides on: one provider's state and its live tickets and residencies. */
 export interface ClaimView {
@@ -30,6 +30,15 @@ export function decideClaim(
   }
   if (!claimFits(view.state, view.tickets, view.residencies, claim, liveNowMs)) {
     return { ok: false, reason: "no-room" };
+  }
+  // A model resident by this view beside loads that do not fit with it: one of the two views
+  // is stale (the model was unloaded for them, or they were granted on an older state). The
+  // claim would put both on the card, so it waits for the loads to end.
+  const resident = residentModels(view.state, view.residencies);
+  if (resident.has(claim.modelName)) {
+    const b = budgetView(view.state, view.tickets, view.residencies, liveNowMs);
+    if (b.inFlight > 0 && b.resident + b.inFlight > b.usable + b.credit)
+      return { ok: false, reason: "no-room" };
   }
   const coldLoad = !residentModels(view.state, view.residencies).has(claim.modelName);
   return { ok: true, coldLoad };

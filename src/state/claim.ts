@@ -176,6 +176,10 @@ export class ClaimEngine {
     if (!residentModels(state, providerResidencies(mirror, ticket.provider)).has(ticket.modelName)) {
       return undefined;
     }
+    // While the provider's state is changing, other processes may still decide on the one
+    // before: a warm claim then goes through the guard, serialized with their decisions.
+    const changed = providers.lastChangeSeen(ticket.provider);
+    if (changed !== undefined && performance.now() - changed < this.o.freshnessMs * 2) return undefined;
     const now = this.o.now();
     if (slots !== undefined && slots > 0) {
       // Counted in the same synchronous run as the grant below: concurrent warm claims of this
@@ -263,8 +267,12 @@ export class ClaimEngine {
           continue;
         }
       }
-      // Never decide on an older provider state than the last decision on the provider read.
-      const newer = pickGuard(mirror, provider, authoritative).stateRevision;
+      // Never decide on an older provider state than the bucket holds now (a claim decided
+      // elsewhere, warm ones included, may already rely on it) or than the last decision read.
+      const newer = Math.max(
+        pickGuard(mirror, provider, authoritative).stateRevision,
+        round === 0 ? await providers.headRevisionOf(provider) : 0,
+      );
       if (newer > providers.revisionOf(provider)) {
         await providers.waitForRevision(provider, newer, this.refreshWaitMs);
         if (round >= 20) throw notFreshTogether();

@@ -251,6 +251,11 @@ export class BucketMirror<T> {
     }
   }
 
+  /** The revision of a key in the bucket itself, read now (one round trip); 0 when absent. */
+  async headOf(key: string): Promise<number> {
+    return (await this.options.bucket.get(key))?.revision ?? 0;
+  }
+
   /** The live (not deleted, not expired) entry of a key. */
   get(key: string): MirrorEntry<T> | undefined {
     const e = this.state.live.get(key);

@@ -42,12 +42,34 @@ export interface ProviderStateReaderOptions {
 /** Reads provider states (what the scheduler decides on). */
 export class ProviderStateReader {
   private readonly staleMs: number;
+  /** When (performance.now) this copy last saw each provider's state change. */
+  private readonly changedAt = new Map<string, number>();
 
   constructor(
     private readonly mirror: BucketMirror<ProviderState>,
     private readonly options: ProviderStateReaderOptions,
   ) {
     this.staleMs = options.staleMs ?? PROVIDER_STALE_MS;
+    // Only a change of the resident models matters to claims: a provider's first state, or a
+    // new probe time alone, is no change.
+    mirror.onChange((ev) => {
+      if (ev.type !== "put") return;
+      const next = residentSet(ev.entry.value);
+      const prev = this.residents.get(ev.entry.key);
+      this.residents.set(ev.entry.key, next);
+      if (prev !== undefined && prev !== next) this.changedAt.set(ev.entry.key, performance.now());
+    });
+  }
+
+  /** The resident models of each provider as last seen, as one sorted string. */
+  private readonly residents = new Map<string, string>();
+
+  /**
+   * When this copy last saw the provider's resident models change (performance.now); undefined
+   * if never.
+   */
+  lastChangeSeen(name: string): number | undefined {
+    return this.changedAt.get(name);
   }
 
   /** All current (non-stale) provider states, read at most 200 ms old; StateUnavailable when NATS is away. */
@@ -63,6 +85,11 @@ export class ProviderStateReader {
   }
 
   /** Like `get` without the freshness check: for callers that just awaited `fresh()`. */
+  /** The revision of a provider's state in the bucket itself, read now (one round trip). */
+  headRevisionOf(name: string): Promise<number> {
+    return this.mirror.headOf(name);
+  }
+
   /** The revision of a provider's state in the copy (0 = none). */
   revisionOf(name: string): number {
     return this.mirror.get(name)?.revision ?? 0;
@@ -113,4 +140,11 @@ export class ProviderStateWriter {
     assertProviderName(name, "name");
     return this.bucket.delete(name);
   }
+}
+
+function residentSet(s: ProviderState | undefined): string {
+  if (s === undefined) return "";
+  return [...new Set([...(s.loadedModels ?? []), ...Object.keys(s.loadedModelFootprintsMiB ?? {})])]
+    .sort()
+    .join("\n");
 }

@@ -1,0 +1,108 @@
+// Claims decided on stale provider state (issue 16, item 6), across processes: 4 claimer
+// processes on a real nats-server race for one 16 GiB card that holds alpha or beta (9000 MiB
+// each, usable 14336), never both, while the test keeps publishing the card's state every
+// 100–300 ms (far faster than probes): alpha unloaded, then resident again whenever beta is
+// not there — so claimers' copies often lag behind. A claim for alpha is warm whenever the
+// claimer's copy shows it resident.
+// An independent check follows every revision of the tickets bucket: live tickets for alpha
+// and for beta must never coexist on the card (both would be loaded: 18000 MiB on 16384).
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openStateStore, type StateStore } from "../../src/state/index.js";
+import {
+  type ContentionBuckets,
+  prepareBuckets,
+  Referee,
+  startRacers,
+  totals,
+} from "../helpers/contention/index.js";
+import { NatsServer } from "../helpers/nats-server.js";
+import { providerState } from "../helpers/state-fixtures.js";
+
+const ALPHA = providerState("flip", {
+  totalVramMiB: 16384,
+  loadedModelFootprintsMiB: { alpha: 9000 },
+  lastProbedAt: "",
+});
+const EMPTY = providerState("flip", { totalVramMiB: 16384, lastProbedAt: "" });
+
+let server: NatsServer;
+let buckets: ContentionBuckets;
+let flipper: StateStore;
+
+beforeAll(async () => {
+  server = await NatsServer.start();
+  buckets = await prepareBuckets(server.url, [ALPHA]);
+  flipper = await openStateStore(server.url);
+});
+
+afterAll(async () => {
+  await flipper?.close();
+  await buckets?.close();
+  await server?.dispose();
+});
+
+it("a warm claim on a stale belief never coexists with a load that took its room", async () => {
+  // Live tickets per model on the card, revision by revision.
+  const live = new Map<string, string>();
+  let both = 0;
+  let flipsDone = 0;
+  let revisions = 0;
+  const decoder = new TextDecoder();
+  const referee = await Referee.start(server.url, [ALPHA], (e) => {
+    revisions++;
+    if (!e.key.startsWith("flip__")) return;
+    if (e.operation === "PUT") {
+      const t = JSON.parse(decoder.decode(e.value)) as { modelName: string };
+      live.set(e.key, t.modelName);
+    } else live.delete(e.key);
+    const models = new Set(live.values());
+    if (models.has("alpha") && models.has("beta")) both++;
+  });
+  // The card's state as probes might publish it: alpha unloaded every so often (calls in
+  // flight on it still count as loads), and resident again only while beta is not — a probe
+  // never sees both. Every claimer's copy of it lags behind by some moment.
+  let flipping = true;
+  const flips = (async () => {
+    let resident = true;
+    while (flipping) {
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      const beta = [...live.values()].includes("beta");
+      const next: boolean = resident ? false : !beta;
+      if (next !== resident) {
+        resident = next;
+        await flipper.providerWriter.publish(resident ? ALPHA : EMPTY);
+        flipsDone++;
+      }
+    }
+  })();
+  const racers = startRacers(4, (id) => ({
+    id,
+    servers: server.url,
+    seed: 2000 + id,
+    claimers: 8,
+    durationMs: 8_000,
+    holdMs: [2, 15],
+    refusedPauseMs: 3,
+    providers: [
+      {
+        name: "flip",
+        models: [
+          { model: "alpha", footprint: 9000 },
+          { model: "beta", footprint: 9000 },
+        ],
+      },
+    ],
+  }));
+  const reports = await racers.done;
+  flipping = false;
+  await flips;
+  await referee.finish();
+  const t = totals(reports);
+  console.log(
+    `stale race: ${t.claims} claims, ${t.granted.length} granted, ${flipsDone} state changes, ${revisions} revisions, ${both} with alpha and beta live`,
+  );
+  expect(t.errors.filter((e) => !/fresh/.test(e))).toEqual([]);
+  expect(t.granted.length).toBeGreaterThan(100);
+  expect(flipsDone).toBeGreaterThanOrEqual(4);
+  expect(both).toBe(0);
+});
