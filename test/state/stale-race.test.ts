@@ -103,6 +103,8 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   );
   expect(t.errors.filter((e) => !/fresh/.test(e))).toEqual([]);
   expect(t.granted.length).toBeGreaterThan(100);
-  expect(flipsDone).toBeGreaterThanOrEqual(4);
+  // Usually about 40 changes; alpha comes back only at a moment no beta ticket is live, and
+  // in some runs beta stays live for most of the run. One return of alpha is the window tested.
+  expect(flipsDone).toBeGreaterThanOrEqual(2);
   expect(both).toBe(0);
 });
