@@ -9,6 +9,8 @@
 // - concurrency: one model, two single-slot GPUs, bursts of four concurrent calls. Reports
 //   p95, calls completed, how many calls ever queued at an engine behind a full slot, and how
 //   many spread to the second GPU.
+// Both: an independent follower of the tickets bucket counts revisions at which a card's live
+// tickets needed more than its usable VRAM (target 0).
 // Flags: --seconds=N (per scenario and policy; default 30).
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
@@ -17,6 +19,7 @@ import { NatsServer } from "../../test/helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { round3 } from "../lib/measure.js";
 import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+import { UsableWatch } from "./usable-watch.js";
 
 type Policy = "time" | "kubemoot";
 const POLICIES: Policy[] = ["time", "kubemoot"];
@@ -206,6 +209,7 @@ async function runScenario(spec: ScenarioSpec, policy: Policy, seconds: number) 
     );
   }
   const watch = new GpuWatch(gpus, spec.numParallel);
+  const usableWatch = await UsableWatch.start(nats.url, new Map(spec.gpus.map((g) => [g.name, g.vramMiB])));
   const results: CallResult[] = [];
   const started = performance.now();
   const until = started + seconds * 1000;
@@ -220,6 +224,7 @@ async function runScenario(spec: ScenarioSpec, policy: Policy, seconds: number) 
   const wallMs = performance.now() - started;
   watch.stop();
   for (const s of sidecars) await s.stop();
+  await usableWatch.finish();
   await publisher.stop();
   for (const g of gpus) await g.emulator.close();
   await store.close();
@@ -240,6 +245,8 @@ async function runScenario(spec: ScenarioSpec, policy: Policy, seconds: number) 
     unloads_per_min: round3((unloads * 60_000) / wallMs),
     engine_queued_max: watch.engineQueued,
     providers_used: new Set(ok.map((r) => r.provider)).size,
+    ticket_revisions: usableWatch.revisions,
+    revisions_above_usable: usableWatch.aboveUsable,
   };
 }
 
@@ -258,7 +265,12 @@ export async function run(args: string[]): Promise<void> {
     ...runInfo(null),
     seconds,
     rows,
-    targets: { thrash_loading_ratio_max: 0.3, thrash_loading_ratio: thrash.loading_ratio },
+    targets: {
+      thrash_loading_ratio_max: 0.3,
+      thrash_loading_ratio: thrash.loading_ratio,
+      revisions_above_usable_max: 0,
+      revisions_above_usable: Math.max(...rows.map((r) => r.revisions_above_usable)),
+    },
   };
   const file = writeResult("traffic", result);
   process.stdout.write(`${markdownTable(rows)}\n\nwrote ${file}\n`);
