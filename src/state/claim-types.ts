@@ -86,6 +86,8 @@ export interface ClaimEngineOptions {
   logger: Logger;
   /** Counts every lost compare-and-set (metrics). */
   onConflict?: () => void;
+  /** Called when a claim withdraws its written or decided ticket on confirming it (claim-confirm.ts). */
+  onWithdraw?: () => void;
   /**
    * This process's ticket releases still in flight, if any: a claim decided on the guard waits
    * for them, so that room (or a victim) its own process just gave back is seen.

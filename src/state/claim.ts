@@ -11,20 +11,14 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Ticket } from "../core/shapes.js";
-import { budgetView, residentModels } from "../core/vram.js";
+import { budgetView } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import { decisionStillFits } from "./claim-confirm.js";
 import { decideClaim } from "./claim-decision.js";
-import {
-  type Guard,
-  guardStateRevision,
-  guardValue,
-  pickGuard,
-  readGuard,
-  unseenPending,
-} from "./claim-guard.js";
+import { type Guard, guardValue, pickGuard, readGuard, unseenPending } from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
+import { claimWarm, notFreshTogether, type WarmContext } from "./claim-warm.js";
 import { encodeJson } from "./kv.js";
-import { stateUnavailable } from "./kv-errors.js";
 import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
 import { assertProviderName, guardKey, ticketKey } from "./ticket-keys.js";
@@ -47,10 +41,6 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-function notFreshTogether(): Error {
-  return stateUnavailable("could not read provider state and tickets fresh together");
-}
-
 export class ClaimEngine {
   private readonly queues = new Map<string, Pending[]>();
   private readonly running = new Set<string>();
@@ -68,6 +58,7 @@ export class ClaimEngine {
   private readonly written = new Set<string>();
   /** This process's own grants and releases the watched copy has not shown yet. */
   readonly mine: OwnTickets;
+  private readonly warmContext: WarmContext;
 
   constructor(private readonly o: ClaimEngineOptions) {
     this.maxBatch = Math.max(1, o.maxBatch ?? 16);
@@ -76,6 +67,14 @@ export class ClaimEngine {
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
     this.decideAgeMs = (o.freshnessMs * 3) / 4;
     this.mine = new OwnTickets(o.mirror);
+    this.warmContext = {
+      o,
+      mine: this.mine,
+      refreshWaitMs: this.refreshWaitMs,
+      refresh: (since) => this.refresh(since),
+      freshEnough: () => this.freshEnough(),
+      tombstone: (t) => this.tombstone(t),
+    };
   }
 
   /** Claims a ticket; resolves granted or refused, rejects with StateUnavailable when NATS is away. */
@@ -103,7 +102,7 @@ export class ClaimEngine {
       expiresAt: 0,
     };
     if (Object.keys(ticket.evicts).length === 0) {
-      const warm = await this.claimWarm(ticket, leaseMs, req.slots);
+      const warm = await claimWarm(this.warmContext, ticket, leaseMs, req.slots);
       if (warm !== undefined) return warm;
     }
     const releases = this.o.settleReleases?.();
@@ -139,73 +138,6 @@ export class ClaimEngine {
         void this.drain(req.provider);
       }
     });
-  }
-
-  /**
-   * The warm path: a claim without victims whose model the provider has resident (published
-   * or overlay) takes no room, so it needs no decision on the guard: its ticket is written
-   * directly (revision 0: never written), one round trip. Undefined when the claim is not warm
-   * by a fresh read (cold, converging on a load in flight, unknown provider): it then goes
-   * through the guard.
-   */
-  private async claimWarm(ticket: Ticket, leaseMs: number, slots?: number): Promise<ClaimResult | undefined> {
-    const { mirror, providers } = this.o;
-    for (let round = 0; ; round++) {
-      await this.refresh(Number.NEGATIVE_INFINITY);
-      // A decision on this provider read a newer state than ours (the model may be gone by
-      // it): catch up before judging the model resident, or leave it to the guard.
-      const newer = guardStateRevision(mirror, ticket.provider);
-      if (newer > providers.revisionOf(ticket.provider)) {
-        if (!(await providers.waitForRevision(ticket.provider, newer, this.refreshWaitMs))) return undefined;
-        continue;
-      }
-      // The decision below is synchronous: the age measured here is the age it decides on.
-      if (this.freshEnough()) break;
-      if (round >= 20) throw notFreshTogether();
-    }
-    const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
-    const stats: ClaimStats = {
-      attempts: 1,
-      conflicts: 0,
-      revision: mirror.revision,
-      viewAgeMs: performance.now() - confirmedAt,
-      confirmedAt,
-    };
-    const state = providers.peek(ticket.provider);
-    if (state === undefined) return undefined;
-    if (!residentModels(state, providerResidencies(mirror, ticket.provider)).has(ticket.modelName)) {
-      return undefined;
-    }
-    // While the provider's state is changing, other processes may still decide on the one
-    // before: a warm claim then goes through the guard, serialized with their decisions.
-    const changed = providers.lastChangeSeen(ticket.provider);
-    if (changed !== undefined && performance.now() - changed < this.o.freshnessMs * 2) return undefined;
-    const now = this.o.now();
-    if (slots !== undefined && slots > 0) {
-      // Counted in the same synchronous run as the grant below: concurrent warm claims of this
-      // process see each other.
-      let held = 0;
-      for (const t of providerTickets(mirror, ticket.provider, now)) {
-        if (t.modelName === ticket.modelName && this.mine.holdsSlot(t)) held++;
-      }
-      for (const t of this.mine.unseen(ticket.provider)) if (t.modelName === ticket.modelName) held++;
-      if (held >= slots) return { ok: false, reason: "no-slot", stats };
-    }
-    ticket.claimedAt = new Date(now).toISOString();
-    ticket.expiresAt = now + leaseMs;
-    ticket.coldLoad = false;
-    const key = ticketKey(ticket.provider, ticket.ticketId);
-    this.mine.grant(key, ticket);
-    try {
-      await this.o.tickets.update(key, encodeJson(ticketJson(ticket)), 0);
-    } catch (err) {
-      this.mine.revoke(key);
-      // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
-      // either way, and its lease ends it).
-      this.tombstone(ticket);
-      throw err;
-    }
-    return { ok: true, ticket, key, coldLoad: false, stats };
   }
 
   /** Serves the provider's queue until it is empty: one decision (CAS) in flight at a time. */
@@ -310,6 +242,8 @@ export class ClaimEngine {
     }
 
     // Decide the batch in order, each granted claim joining the view of the next.
+    const counted = new Set(view.map((t) => t.ticketId));
+    const base = [...view];
     const decided: Pending[] = [];
     for (const p of batch) {
       p.ticket.claimedAt = new Date(now).toISOString();
@@ -381,13 +315,57 @@ export class ClaimEngine {
       }
       return { retry, guard: current };
     }
-    await this.finish(open, stats);
+    // Warm tickets written while we decided: judge the batch again with them counted.
+    const withdrawn = await this.confirmDecision(provider, committed, counted, base, open, liveNow);
+    const kept = withdrawn.length === 0 ? open : open.filter((p) => !withdrawn.includes(p));
+    const retry = withdrawn.filter((p) => {
+      if (p.attempts < this.o.maxAttempts) return true;
+      p.resolve({ ok: false, reason: "contention", stats: stats(p) });
+      return false;
+    });
+    await this.finish(kept, stats);
     // Our own guard is the newest decision on the provider; the next round starts from it
     // without waiting for the copy to deliver it back (saves a lost CAS against ourselves).
     return {
-      retry: [],
+      retry,
       guard: { revision: committed, pending: open.map((p) => p.ticket), stateRevision: stateRevisionRead },
     };
+  }
+
+  /**
+   * After a committed decision (claim-confirm.ts): claims that no longer fit beside warm
+   * tickets written while it decided are withdrawn — their keys get tombstones before anyone
+   * could write them — and returned to be retried under new ids.
+   */
+  private async confirmDecision(
+    provider: string,
+    committed: number,
+    counted: ReadonlySet<string>,
+    base: readonly Ticket[],
+    open: Pending[],
+    liveNow: number,
+  ): Promise<Pending[]> {
+    const { mirror, providers } = this.o;
+    const reached = await mirror.waitForRevision(committed, this.refreshWaitMs);
+    const fits = decisionStillFits(
+      reached
+        ? { mirror, state: providers.peek(provider), provider, committed, counted, base, liveNowMs: liveNow }
+        : undefined,
+      open.map((p) => p.ticket),
+    );
+    const withdrawn = open.filter((_, i) => !fits[i]);
+    if (withdrawn.length === 0) return [];
+    this.o.onWithdraw?.();
+    await Promise.all(
+      withdrawn.map(async (p) => {
+        // Never helped into being by us; a helper elsewhere that wrote it first is undone here.
+        this.written.add(p.ticket.ticketId);
+        await this.o.tickets.delete(ticketKey(provider, p.ticket.ticketId));
+        p.ticket.ticketId = randomUUID();
+        p.conflicts++;
+      }),
+    );
+    return withdrawn;
   }
 
   /** Writes the winners' tickets and resolves them as granted. */

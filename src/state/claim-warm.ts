@@ -1,0 +1,133 @@
+// The warm path of a claim (docs/rules/state.md §7): a claim without victims whose model the
+// provider has resident writes its ticket without the guard, then confirms it (claim-confirm.ts).
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Ticket } from "../core/shapes.js";
+import { residentModels } from "../core/vram.js";
+import { warmStillFits } from "./claim-confirm.js";
+import { guardStateRevision } from "./claim-guard.js";
+import type { ClaimEngineOptions, ClaimResult, ClaimStats } from "./claim-types.js";
+import { encodeJson } from "./kv.js";
+import { stateUnavailable } from "./kv-errors.js";
+import type { OwnTickets } from "./own-tickets.js";
+import { ticketJson } from "./ticket-codec.js";
+import { ticketKey } from "./ticket-keys.js";
+import { providerResidencies, providerTickets } from "./tickets-view.js";
+
+export function notFreshTogether(): Error {
+  return stateUnavailable("could not read provider state and tickets fresh together");
+}
+
+/** What the warm path uses of its claim engine. */
+export interface WarmContext {
+  readonly o: ClaimEngineOptions;
+  readonly mine: OwnTickets;
+  readonly refreshWaitMs: number;
+  /** Proves both copies current (see ClaimEngine). */
+  refresh(since: number): Promise<void>;
+  /** Whether both copies are still within the decision age now. */
+  freshEnough(): boolean;
+  /** Best effort: a tombstone keeps a ticket from ever being written. */
+  tombstone(t: Ticket): void;
+}
+
+/**
+ * The warm path: a claim without victims whose model the provider has resident (published
+ * or overlay) takes no room, so it needs no decision on the guard: its ticket is written
+ * directly (revision 0: never written), one round trip. Undefined when the claim is not warm
+ * by a fresh read (cold, converging on a load in flight, unknown provider): it then goes
+ * through the guard.
+ */
+export async function claimWarm(
+  c: WarmContext,
+  ticket: Ticket,
+  leaseMs: number,
+  slots?: number,
+): Promise<ClaimResult | undefined> {
+  const { mirror, providers } = c.o;
+  for (let round = 0; ; round++) {
+    await c.refresh(Number.NEGATIVE_INFINITY);
+    // A decision on this provider read a newer state than ours (the model may be gone by
+    // it): catch up before judging the model resident, or leave it to the guard.
+    const newer = guardStateRevision(mirror, ticket.provider);
+    if (newer > providers.revisionOf(ticket.provider)) {
+      if (!(await providers.waitForRevision(ticket.provider, newer, c.refreshWaitMs))) return undefined;
+      continue;
+    }
+    // The decision below is synchronous: the age measured here is the age it decides on.
+    if (c.freshEnough()) break;
+    if (round >= 20) throw notFreshTogether();
+  }
+  const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
+  const stats: ClaimStats = {
+    attempts: 1,
+    conflicts: 0,
+    revision: mirror.revision,
+    viewAgeMs: performance.now() - confirmedAt,
+    confirmedAt,
+  };
+  const state = providers.peek(ticket.provider);
+  if (state === undefined) return undefined;
+  if (!residentModels(state, providerResidencies(mirror, ticket.provider)).has(ticket.modelName)) {
+    return undefined;
+  }
+  // While the provider's state is changing, other processes may still decide on the one
+  // before: a warm claim then goes through the guard, serialized with their decisions.
+  const changed = providers.lastChangeSeen(ticket.provider);
+  if (changed !== undefined && performance.now() - changed < c.o.freshnessMs * 2) return undefined;
+  const now = c.o.now();
+  if (slots !== undefined && slots > 0) {
+    // Counted in the same synchronous run as the grant below: concurrent warm claims of this
+    // process see each other.
+    let held = 0;
+    for (const t of providerTickets(mirror, ticket.provider, now)) {
+      if (t.modelName === ticket.modelName && c.mine.holdsSlot(t)) held++;
+    }
+    for (const t of c.mine.unseen(ticket.provider)) if (t.modelName === ticket.modelName) held++;
+    if (held >= slots) return { ok: false, reason: "no-slot", stats };
+  }
+  ticket.claimedAt = new Date(now).toISOString();
+  ticket.expiresAt = now + leaseMs;
+  ticket.coldLoad = false;
+  const key = ticketKey(ticket.provider, ticket.ticketId);
+  c.mine.grant(key, ticket);
+  let written: number;
+  try {
+    written = await c.o.tickets.update(key, encodeJson(ticketJson(ticket)), 0);
+  } catch (err) {
+    c.mine.revoke(key);
+    // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
+    // either way, and its lease ends it).
+    c.tombstone(ticket);
+    throw err;
+  }
+  if (await warmConfirmed(c, ticket, written, slots))
+    return { ok: true, ticket, key, coldLoad: false, stats };
+  // A decision it had not seen, or a ticket written just before it, leaves no room for it:
+  // withdraw and let the guard decide (under a new id: the old key holds a tombstone).
+  c.mine.revoke(key);
+  await c.o.tickets.delete(key);
+  c.o.onWithdraw?.();
+  ticket.ticketId = randomUUID();
+  return undefined;
+}
+
+/** Judges a written warm ticket again once the copy holds its write (claim-confirm.ts). */
+async function warmConfirmed(
+  c: WarmContext,
+  ticket: Ticket,
+  written: number,
+  slots: number | undefined,
+): Promise<boolean> {
+  const { mirror, providers } = c.o;
+  if (!(await mirror.waitForRevision(written, c.refreshWaitMs))) return false;
+  return warmStillFits({
+    mirror,
+    state: providers.peek(ticket.provider),
+    ticket,
+    written,
+    liveNowMs: c.o.now() - c.o.leaseGraceMs,
+    slots,
+    holdsSlot: (t) => c.mine.holdsSlot(t),
+  });
+}
