@@ -4,7 +4,7 @@
 // released, NATS is closed.
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { parseHostPort } from "../src/net/index.js";
+import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
 import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
 import {
@@ -23,6 +23,10 @@ import { schedulerService } from "./scheduler/service.js";
 export interface SidecarOptions {
   /** API address HOST:PORT (port 0 = any free port). */
   listen: string;
+  /** Health-only port HOST:PORT (gRPC health, /healthz, /readyz, /metrics); empty or absent = none. */
+  healthListen?: string;
+  /** Connection limits of the API and health ports (and the proxy's, through `extras`). */
+  limits?: Partial<ListenerLimits>;
   /**
    * "memory" (embedded store), a NATS URL (or URLs, comma-separated), or a KvStore shared
    * with other parts of this process (standalone: the operator writes into the same store).
@@ -59,6 +63,7 @@ export interface RunningSidecar {
 
 export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   const { host, port } = parseHostPort("--listen", o.listen);
+  const health = o.healthListen ? parseHostPort("--health-listen", o.healthListen) : undefined;
   const log = o.logger;
   const target =
     typeof o.state !== "string"
@@ -102,6 +107,9 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     port,
     impl: schedulerService(scheduler),
     metrics: () => metrics.render(),
+    ...(health ? { health } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+    stateConnection: state.kv.connection,
     interceptors: [
       metricsInterceptor(metrics.registry),
       loggingInterceptor(log),
@@ -109,7 +117,12 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     ],
   });
   log.info(
-    { listen: api.address, state: state.kind, agent: o.config.agent || undefined },
+    {
+      listen: api.address,
+      healthListen: api.healthAddress || undefined,
+      state: state.kind,
+      agent: o.config.agent || undefined,
+    },
     "sidecar API listening",
   );
   const extra = o.extras

@@ -2,6 +2,7 @@
 // API and the proxy in one process, sharing one state store: the embedded in-memory store by
 // default, NATS when a URL is given — nothing else changes between the two.
 import type { Logger } from "pino";
+import type { ListenerLimits } from "../src/net/index.js";
 import { type RunningOperator, startOperator } from "../src/operator/index.js";
 import {
   connectNatsKv,
@@ -27,6 +28,10 @@ export interface StandaloneOptions {
   logger: Logger;
   probeIntervalMs?: number;
   proxy?: Partial<ProxySettings>;
+  /** Health-only port HOST:PORT; empty or absent = none. */
+  healthListen?: string;
+  /** Connection limits of the API, health and proxy ports. */
+  limits?: Partial<ListenerLimits>;
 }
 
 export interface RunningStandalone {
@@ -55,14 +60,21 @@ export async function startStandalone(o: StandaloneOptions): Promise<RunningStan
     await operator.publisher.probeNow();
     sidecar = await startSidecar({
       listen: o.listen,
+      ...(o.healthListen ? { healthListen: o.healthListen } : {}),
+      ...(o.limits ? { limits: o.limits } : {}),
       state: kv,
       config: o.config,
       logger: o.logger,
       ...(o.proxyListen
         ? {
-            extras: proxyExtra(o.proxyListen, o.proxy ?? {}, (a) => {
-              proxyAddress = a;
-            }),
+            extras: proxyExtra(
+              o.proxyListen,
+              o.proxy ?? {},
+              (a) => {
+                proxyAddress = a;
+              },
+              o.limits,
+            ),
           }
         : {}),
     });

@@ -1,7 +1,7 @@
 // Starts the local Ollama/OpenAI proxy on a running sidecar (the `extras` hook of
 // startSidecar), so the sidecar command, standalone and the demo wire it the same way.
 
-import { parseHostPort } from "../src/net/index.js";
+import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import type { SidecarContext } from "./main.js";
 import type { ProxySettings } from "./proxy/index.js";
 import { createProxyMetrics, startProxy } from "./proxy/index.js";
@@ -10,6 +10,7 @@ export function proxyExtra(
   listen: string,
   settings: Partial<ProxySettings> = {},
   onAddress?: (address: string) => void,
+  limits?: Partial<ListenerLimits>,
 ) {
   const { host, port } = parseHostPort("--proxy-listen", listen);
   return async (ctx: SidecarContext) => {
@@ -22,6 +23,7 @@ export function proxyExtra(
       logger: ctx.logger,
       hooks: createProxyMetrics(ctx.registry),
       options: settings,
+      ...(limits ? { limits } : {}),
     });
     ctx.logger.info({ listen: proxy.address }, "proxy listening");
     onAddress?.(proxy.address);

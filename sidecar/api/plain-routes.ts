@@ -3,9 +3,11 @@
 export interface PlainRoutesOptions {
   /** Prometheus text for GET /metrics (no route without it). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
-  /** Readiness: true while serving, false while draining. */
-  serving: () => boolean;
+  /** Readiness: serving, or why not. */
+  readiness: () => Readiness;
 }
+
+export type Readiness = "serving" | "draining" | "state-unavailable";
 
 /** What these routes use of Node's HTTP/1.1 and HTTP/2 compatibility request and response. */
 interface Request {
@@ -23,8 +25,8 @@ export function plainRoutes(opts: PlainRoutesOptions): (req: Request, res: Respo
     const url = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && url === "/healthz") return json(res, 200, { status: "ok" });
     if (req.method === "GET" && url === "/readyz") {
-      const serving = opts.serving();
-      return json(res, serving ? 200 : 503, { status: serving ? "serving" : "draining" });
+      const status = opts.readiness();
+      return json(res, status === "serving" ? 200 : 503, { status });
     }
     if (req.method === "GET" && url === "/metrics" && opts.metrics) {
       opts.metrics().then(

@@ -1,21 +1,22 @@
-// One port for every way of calling the sidecar, served by connect-node from one set of
-// handlers: gRPC, Connect and gRPC-Web over HTTP/2 (cleartext, prior knowledge), Connect and
-// gRPC-Web over HTTP/1.1, with grpc.health.v1 and server reflection, plus /metrics, /healthz
-// (liveness) and /readyz (readiness). The first bytes of each connection decide which Node
-// server takes it: an HTTP/2 client preface starts with "PRI".
+// The sidecar's API: one port for every way of calling the sidecar, served by connect-node
+// from one set of handlers: gRPC, Connect and gRPC-Web over HTTP/2 (cleartext, prior knowledge)
+// and over HTTP/1.1, with grpc.health.v1 and server reflection, plus /metrics, /healthz
+// (liveness) and /readyz (readiness). Optionally a second, health-only port for the kubelet and
+// Prometheus: grpc.health.v1, /healthz, /readyz and /metrics, and nothing that changes state.
+// Both ports share one readiness: NOT_SERVING while draining or while the shared state is
+// disconnected.
 
 import { setMaxListeners } from "node:events";
-import http from "node:http";
-import http2 from "node:http2";
-import net from "node:net";
 import { Code, ConnectError, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health as HealthService } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { SchedulerService } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { type ListenerLimits, resolveListenerLimits } from "../../src/net/index.js";
 import { createHealth } from "./health.js";
 import { errorInterceptor } from "./interceptors/index.js";
+import { type Listener, startListener } from "./listener.js";
 import { answerMalformedRequestsAsInvalid } from "./malformed-requests.js";
-import { plainRoutes } from "./plain-routes.js";
+import { plainRoutes, type Readiness } from "./plain-routes.js";
 import { createReflection, REFLECTION_SERVICES } from "./reflection.js";
 
 export interface ApiServerOptions {
@@ -23,6 +24,8 @@ export interface ApiServerOptions {
   host: string;
   /** Port; 0 picks a free one. */
   port: number;
+  /** The health-only port (HOST:PORT split); none when absent. */
+  health?: { host: string; port: number };
   impl: ServiceImpl<typeof SchedulerService>;
   /** Prometheus text for GET /metrics. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
@@ -33,11 +36,19 @@ export interface ApiServerOptions {
    * already mapped to their RPC codes when they pass.
    */
   interceptors?: readonly Interceptor[];
+  /** Connection limits of both ports (src/net/listener-limits.ts defaults). */
+  limits?: Partial<ListenerLimits>;
+  /** The shared state's connection: readiness is NOT_SERVING while it is down. */
+  stateConnection?: { readonly connected: boolean; onStatus(l: (connected: boolean) => void): () => void };
 }
 
 export interface ApiServer {
   readonly port: number;
   readonly address: string;
+  /** The address the API socket is bound to (127.0.0.1 unless told otherwise). */
+  readonly boundAddress: string;
+  /** "host:port" of the health-only port; empty when there is none. */
+  readonly healthAddress: string;
   /** Readiness goes NOT_SERVING (gRPC health and /readyz); liveness stays up. */
   setServing(serving: boolean): void;
   close(): Promise<void>;
@@ -54,15 +65,29 @@ export const LIVENESS_SERVICE = "kubemoot.liveness";
 const DRAIN_MS = 5_000;
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const limits = resolveListenerLimits(opts.limits);
   const shutdown = new AbortController();
   // Every call in flight listens to it (connect links each call's signal to it) until it ends.
   setMaxListeners(0, shutdown.signal);
-  let serving = true;
+  let draining = false;
+  let stateUp = opts.stateConnection?.connected ?? true;
+  const readiness = (): Readiness => (draining ? "draining" : stateUp ? "serving" : "state-unavailable");
   const health = createHealth({
     "": "SERVING",
     [SERVICE_NAME]: "SERVING",
     [LIVENESS_SERVICE]: "SERVING",
   });
+  const updateHealth = () => {
+    const status = readiness() === "serving" ? "SERVING" : "NOT_SERVING";
+    health.setStatus("", status);
+    health.setStatus(SERVICE_NAME, status);
+  };
+  const unsubscribe = opts.stateConnection?.onStatus((connected) => {
+    stateUp = connected;
+    updateHealth();
+  });
+  updateHealth();
+  const fallback = plainRoutes({ metrics: opts.metrics, readiness });
   const reflection = createReflection([SchedulerService, HealthService, ...REFLECTION_SERVICES]);
   const handler = connectNodeAdapter({
     routes(router) {
@@ -77,73 +102,43 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     // Aborts every call's signal: streams (Wait, health Watch) end with UNAVAILABLE; unary calls
     // in flight finish (their handlers do not stop for it) while the connections drain.
     shutdownSignal: shutdown.signal,
-    fallback: plainRoutes({ metrics: opts.metrics, serving: () => serving }),
+    fallback,
   });
-
-  const h2 = http2.createServer(handler);
-  const sessions = new Set<http2.Http2Session>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-    session.on("error", () => session.destroy());
-  });
-  const http1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
-
-  const sockets = new Set<net.Socket>();
-  // noDelay: an answer's headers, message and trailers leave as separate small writes.
-  const front = net.createServer({ noDelay: true }, (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.on("error", () => socket.destroy());
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      if (head.length < 3) return;
-      socket.off("data", onData);
-      socket.pause();
-      socket.unshift(head);
-      // HTTP/2 sessions take already-buffered bytes from the socket themselves; resuming it
-      // here would hand them to a 'data' listener instead.
-      if (head.subarray(0, 3).toString("latin1") === "PRI") h2.emit("connection", socket);
-      else {
-        http1.emit("connection", socket);
-        socket.resume();
-      }
-    };
-    socket.on("data", onData);
-  });
-  await new Promise<void>((resolve, reject) => {
-    front.once("error", reject);
-    front.listen(opts.port, opts.host, () => resolve());
-  });
-  const addr = front.address() as net.AddressInfo;
+  const api = await startListener({ host: opts.host, port: opts.port, handler, limits });
+  let healthPort: Listener | undefined;
+  if (opts.health) {
+    // Health only: every other path (Place included) is the fallback's 404, which gRPC clients
+    // read as UNIMPLEMENTED.
+    const healthHandler = connectNodeAdapter({
+      routes: (router) => router.service(HealthService, health.impl),
+      interceptors: [errorInterceptor],
+      readMaxBytes: 64 << 10,
+      shutdownSignal: shutdown.signal,
+      fallback,
+    });
+    try {
+      healthPort = await startListener({ ...opts.health, handler: healthHandler, limits });
+    } catch (err) {
+      await api.close(0);
+      throw err;
+    }
+  }
 
   return {
-    port: addr.port,
-    address: `${opts.host}:${addr.port}`,
+    port: api.port,
+    address: api.address,
+    boundAddress: api.boundAddress,
+    healthAddress: healthPort?.address ?? "",
     setServing(s) {
-      serving = s;
-      const status = s ? "SERVING" : "NOT_SERVING";
-      health.setStatus("", status);
-      health.setStatus(SERVICE_NAME, status);
+      draining = !s;
+      updateHealth();
     },
     async close() {
+      unsubscribe?.();
       shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
-      // Stop accepting first; the listener's own close resolves only once every connection
-      // it handed out has ended, so it is awaited last. HTTP/2 sessions get a GOAWAY: calls in
-      // flight finish, new ones go elsewhere; whatever is left after DRAIN_MS is cut.
-      const frontClosed = new Promise<void>((resolve) => front.close(() => resolve()));
-      await Promise.race([
-        Promise.all(
-          [...sessions].map((session) => new Promise<void>((resolve) => session.close(() => resolve()))),
-        ),
-        new Promise<void>((resolve) => setTimeout(resolve, DRAIN_MS).unref()),
-      ]);
-      for (const session of sessions) session.destroy();
-      http1.closeAllConnections();
-      const http1Closed = new Promise<void>((resolve) => http1.close(() => resolve()));
-      for (const s of sockets) s.destroy();
-      await Promise.all([frontClosed, http1Closed]);
+      // HTTP/2 sessions get a GOAWAY: calls in flight finish, new ones go elsewhere; whatever
+      // is left after DRAIN_MS is cut.
+      await Promise.all([api.close(DRAIN_MS), healthPort?.close(DRAIN_MS)]);
     },
   };
 }

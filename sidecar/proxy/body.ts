@@ -1,39 +1,73 @@
-// Reading a request body with a size cap. An oversized body is read to its end and discarded
-// (so the client gets to read our 400 instead of a reset connection), up to a hard limit after
-// which the connection is cut.
+// Reading a request body with a size cap. An oversized body is refused at once (413, when its
+// declared length is over the limit, before a byte of it is read) and the rest of it is read and
+// discarded, so that the client gets to read the answer instead of a reset connection; once it
+// has ended, the server closes the connection (server.ts). Past a hard limit the connection is
+// cut instead.
 import type { IncomingMessage } from "node:http";
 import { badRequest, ProxyError } from "./http-errors.js";
 
-/** Past this many bytes of an oversized body the connection is destroyed instead of drained. */
-const DRAIN_FACTOR = 8;
+/** The most of an oversized body discarded before the connection is cut (bytes). */
+export const DISCARD_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Reads the whole body; throws ProxyError 400 when it exceeds `maxBytes`. */
+/** Requests whose oversized body is being discarded: true once it ended, false when cut. */
+const discarding = new WeakMap<IncomingMessage, Promise<boolean>>();
+
+/** How the discarding of an oversized body ends (undefined: the body was not oversized). */
+export function oversizedBodyDone(req: IncomingMessage): Promise<boolean> | undefined {
+  return discarding.get(req);
+}
+
+export function bodyTooLarge(maxBytes: number): ProxyError {
+  return new ProxyError(
+    413,
+    "body-too-large",
+    `request body larger than ${maxBytes} bytes (the proxy's limit, KUBEMOOT_PROXY_MAX_BODY_BYTES)`,
+    { limit_bytes: maxBytes },
+  );
+}
+
+function discardRest(req: IncomingMessage, already: number, maxBytes: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let size = already;
+    const cap = Math.max(DISCARD_MAX_BYTES, 8 * maxBytes);
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > cap) {
+        req.destroy();
+        resolve(false);
+      }
+    });
+    req.once("end", () => resolve(true));
+    req.once("error", () => resolve(false));
+    req.once("close", () => resolve(req.complete));
+    req.resume();
+  });
+}
+
+/** Reads the whole body; throws ProxyError 413 (body-too-large) when it exceeds `maxBytes`. */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    discarding.set(req, discardRest(req, 0, maxBytes));
+    return Promise.reject(bodyTooLarge(maxBytes));
+  }
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
     const chunks: Buffer[] = [];
     let size = 0;
-    let oversized = Number.isFinite(declared) && declared > maxBytes;
-    const tooLarge = () =>
-      badRequest(`request body larger than ${maxBytes} bytes (the proxy's maxBodyBytes)`, "body");
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (oversized || size > maxBytes) {
-        oversized = true;
+      if (size > maxBytes) {
+        cleanup();
         chunks.length = 0;
-        if (size > maxBytes * DRAIN_FACTOR) {
-          cleanup();
-          req.destroy();
-          reject(tooLarge());
-        }
+        discarding.set(req, discardRest(req, size, maxBytes));
+        reject(bodyTooLarge(maxBytes));
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      if (oversized) reject(tooLarge());
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
       cleanup();

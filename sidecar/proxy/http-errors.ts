@@ -4,6 +4,7 @@ import type { ServerResponse } from "node:http";
 
 export type ProxyReason =
   | "bad-request"
+  | "body-too-large"
   | "not-found"
   | "model-not-found"
   | "prompt-too-large"
@@ -58,16 +59,25 @@ export function sendJson(
   res.end(text);
 }
 
-/** Sends a ProxyError as `{"error", "reason", ...extra}`. */
+/**
+ * Sends a ProxyError as `{"error", "reason", ...extra}`; an oversized body on the OpenAI routes
+ * as OpenAI's `{"error": {"message", "type", "param", "code"}}`, which OpenAI clients parse.
+ */
 export function sendProxyError(
   res: ServerResponse,
   err: ProxyError,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(
-    res,
-    err.status,
-    { error: err.message, reason: err.reason, ...err.extra },
-    { ...headers, ...err.headers },
-  );
+  const openai = err.reason === "body-too-large" && (res.req?.url ?? "").startsWith("/v1/");
+  const body = openai
+    ? {
+        error: {
+          message: err.message,
+          type: "invalid_request_error",
+          param: null,
+          code: "request_too_large",
+        },
+      }
+    : { error: err.message, reason: err.reason, ...err.extra };
+  sendJson(res, err.status, body, { ...headers, ...err.headers });
 }

@@ -2,6 +2,7 @@
 import type { ProviderState } from "../../src/core/index.js";
 import { invalidArgument } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
+import type { ListenerLimits } from "../../src/net/index.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import type { ProxyReason } from "./http-errors.js";
 import type { NumCtxPolicy } from "./num-ctx.js";
@@ -53,7 +54,7 @@ export interface ProxyHooks {
 }
 
 export interface ProxySettings {
-  /** Largest accepted request body (bytes); larger → 400. Default 8 MiB. */
+  /** Largest accepted request body (bytes); larger → 413, before it is read. Default 8 MiB. */
   maxBodyBytes: number;
   /** Longest wait for a busy GPU (s); 0 = never wait. Default the scheduler's waitLimitS. */
   waitLimitS: number;
@@ -89,6 +90,8 @@ export interface ProxyOptions {
   logger?: Logger;
   hooks?: ProxyHooks;
   options?: Partial<ProxySettings>;
+  /** Connection limits of the proxy's port (src/net/listener-limits.ts defaults). */
+  limits?: Partial<ListenerLimits>;
 }
 
 export const DEFAULT_PROXY_PORT = 11434;

@@ -12,7 +12,8 @@ import { Agent } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { silentLogger } from "../../src/log/index.js";
-import { parseJsonObject, readBody } from "./body.js";
+import { http1LimitOptions, resolveListenerLimits } from "../../src/net/index.js";
+import { oversizedBodyDone, parseJsonObject, readBody } from "./body.js";
 import { type CallContext, handleCall } from "./call.js";
 import { openaiModelsBody, psBody, tagsBody } from "./catalog.js";
 import { badRequest, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
@@ -44,8 +45,20 @@ const INFERENCE: Record<string, Api> = {
   "/v1/chat/completions": "openai",
 };
 
+/**
+ * After a 413 for an oversized body: once the rest of the body has been read and discarded, the
+ * connection is closed with a FIN. Closing while the client is still sending would answer its
+ * data with a reset, which can discard our answer before the client reads it.
+ */
+function closeAfterOversizedBody(req: IncomingMessage): void {
+  void oversizedBodyDone(req)?.then((ended) => {
+    if (ended) req.socket?.end();
+  });
+}
+
 export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
   const settings = resolveSettings(o.scheduler, o.options);
+  const limits = resolveListenerLimits(o.limits);
   const logger = o.logger ?? silentLogger;
   const hooks = o.hooks ?? {};
   const shutdown = new AbortController();
@@ -79,6 +92,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     req.on("error", () => undefined);
     res.on("error", () => undefined);
+    res.once("finish", () => closeAfterOversizedBody(req));
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
     const q = url.indexOf("?");
@@ -174,9 +188,18 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     }
   };
 
-  const server: Server = createServer({ keepAlive: true, noDelay: true }, onRequest);
-  server.on("clientError", (_err, socket) => {
-    if (socket.writable) {
+  const server: Server = createServer(
+    { keepAlive: true, noDelay: true, ...http1LimitOptions(limits) },
+    onRequest,
+  );
+  server.maxConnections = limits.maxConnections;
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT" && socket.writable) {
+      // The header or request deadline passed (ListenerLimits).
+      socket.end(
+        'HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"request not received in time","reason":"timeout"}',
+      );
+    } else if (socket.writable) {
       socket.end(
         'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"malformed HTTP request","reason":"bad-request"}',
       );

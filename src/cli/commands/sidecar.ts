@@ -4,12 +4,13 @@ import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
+import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
 import { natsStateOptions, stateTarget } from "../state-flags.js";
 
 export const command: Command = {
   name: "sidecar",
   summary:
-    "scheduler API (gRPC + Connect + gRPC-Web + health on one port) and the Ollama/OpenAI-compatible proxy; state in NATS KV",
+    "scheduler API (gRPC + Connect + gRPC-Web + health on one port), an optional health-only port, and the Ollama/OpenAI-compatible proxy; state in NATS KV",
   details: `Scheduling settings come from the environment (see the README's configuration table):
 KUBEMOOT_MODEL_CANDIDATES_MULLING / _TRIAGE, KUBEMOOT_MODEL_CANDIDATE_TOLERANCE (10),
 KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (90), KUBEMOOT_TICKET_LEASE_SECONDS (150),
@@ -20,6 +21,13 @@ KUBEMOOT_COST_WEIGHTS (the kubemoot policy's weights).
 SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
+    "health-listen": {
+      type: "string",
+      default: "",
+      env: "KUBEMOOT_HEALTH_LISTEN",
+      description: "health-only port: gRPC health, /healthz, /readyz, /metrics (empty: none)",
+      value: "HOST:PORT",
+    },
     "proxy-listen": {
       type: "string",
       default: "127.0.0.1:11434",
@@ -60,6 +68,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       default: "20",
       description: "longest wait for in-flight calls at shutdown",
     },
+    ...LISTENER_FLAGS,
     "log-level": {
       type: "string",
       default: "info",
@@ -78,9 +87,13 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     const drainMs = numberFlag(flags, "drain-seconds", 0) * 1000;
     const logger = pino({ level: String(flags["log-level"]), base: { component: "sidecar" } });
     const proxyListen = String(flags["proxy-listen"] ?? "");
+    const limits = listenerLimitsFromFlags(flags);
+    const maxBodyBytes = proxyMaxBodyBytesFromFlags(flags);
     let proxyAddress = "";
     const sidecar = await startSidecar({
       listen: String(flags.listen),
+      healthListen: String(flags["health-listen"] ?? ""),
+      limits,
       state: target,
       config,
       logger,
@@ -90,14 +103,19 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       stateOptions: natsStateOptions(),
       ...(proxyListen
         ? {
-            extras: proxyExtra(proxyListen, {}, (a) => {
-              proxyAddress = a;
-            }),
+            extras: proxyExtra(
+              proxyListen,
+              { maxBodyBytes },
+              (a) => {
+                proxyAddress = a;
+              },
+              limits,
+            ),
           }
         : {}),
     });
     process.stdout.write(
-      `kubemoot-scheduler sidecar: API on ${sidecar.api.address}${proxyAddress ? `, proxy on ${proxyAddress}` : ""}\n`,
+      `kubemoot-scheduler sidecar: API on ${sidecar.api.address}${sidecar.api.healthAddress ? `, health on ${sidecar.api.healthAddress}` : ""}${proxyAddress ? `, proxy on ${proxyAddress}` : ""}\n`,
     );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();

@@ -4,6 +4,7 @@ import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
+import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
 
 export const command: Command = {
   name: "standalone",
@@ -41,6 +42,14 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
     },
     agent: { type: "string", description: "default agent for calls that name none", value: "NAMESPACE/NAME" },
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
+    "health-listen": {
+      type: "string",
+      default: "",
+      env: "KUBEMOOT_HEALTH_LISTEN",
+      description: "health-only port: gRPC health, /healthz, /readyz, /metrics (empty: none)",
+      value: "HOST:PORT",
+    },
+    ...LISTENER_FLAGS,
     "log-level": {
       type: "string",
       default: "info",
@@ -63,6 +72,9 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       nats: typeof flags.nats === "string" ? flags.nats : "",
       listen: String(flags.listen),
       proxyListen: String(flags["proxy-listen"] ?? ""),
+      healthListen: String(flags["health-listen"] ?? ""),
+      limits: listenerLimitsFromFlags(flags),
+      proxy: { maxBodyBytes: proxyMaxBodyBytesFromFlags(flags) },
       config: schedulerConfigFromEnv(process.env, typeof flags.agent === "string" ? flags.agent : undefined),
       logger,
       probeIntervalMs: numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS),

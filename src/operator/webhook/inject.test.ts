@@ -16,6 +16,7 @@ const OPTIONS: InjectionOptions = {
   ...DEFAULT_INJECTION_OPTIONS,
   image: "registry.example/kubemoot-scheduler:test",
   apiPort: 50061,
+  healthPort: 50062,
   proxyPort: 11500,
   drainSeconds: 25,
   natsUrl: "nats://nats.kubemoot:4222",
@@ -75,17 +76,30 @@ describe("injectSidecar: a labelled pod with a binding", () => {
     expect(sidecar.name).toBe(SIDECAR_CONTAINER_NAME);
     expect(sidecar.restartPolicy).toBe("Always");
     expect(sidecar.image).toBe(OPTIONS.image);
-    expect(sidecar.args).toContain(`0.0.0.0:${OPTIONS.apiPort}`);
-    expect(sidecar.args).toContain(`127.0.0.1:${OPTIONS.proxyPort}`);
     expect(sidecar.args).toEqual(expect.arrayContaining(["--drain-seconds", String(OPTIONS.drainSeconds)]));
   });
 
-  it("probes readiness and liveness over grpc.health.v1 on the API port", () => {
-    const readiness = sidecar.readinessProbe as { grpc: { port: number; service: string } };
-    const liveness = sidecar.livenessProbe as { grpc: { port: number; service: string } };
-    expect(readiness.grpc.port).toBe(OPTIONS.apiPort);
+  it("keeps the API and the proxy on 127.0.0.1; only the health port listens on the pod IP", () => {
+    const args = sidecar.args as string[];
+    const flag = (name: string) => args[args.indexOf(name) + 1];
+    expect(flag("--listen")).toBe(`127.0.0.1:${OPTIONS.apiPort}`);
+    expect(flag("--proxy-listen")).toBe(`127.0.0.1:${OPTIONS.proxyPort}`);
+    expect(flag("--health-listen")).toBe(`0.0.0.0:${OPTIONS.healthPort}`);
+    // The API port is not declared: nothing outside the pod is meant to reach it.
+    expect(sidecar.ports).toEqual([
+      { name: "kubemoot-health", containerPort: OPTIONS.healthPort, protocol: "TCP" },
+    ]);
+  });
+
+  it("probes startup, readiness and liveness over grpc.health.v1 on the health port", () => {
+    type Probe = { grpc: { port: number; service: string } };
+    const startup = sidecar.startupProbe as Probe;
+    const readiness = sidecar.readinessProbe as Probe;
+    const liveness = sidecar.livenessProbe as Probe;
+    expect(startup.grpc.port).toBe(OPTIONS.healthPort);
+    expect(readiness.grpc.port).toBe(OPTIONS.healthPort);
     expect(readiness.grpc.service).toBe("kubemoot.scheduler.v1.SchedulerService");
-    expect(liveness.grpc.port).toBe(OPTIONS.apiPort);
+    expect(liveness.grpc.port).toBe(OPTIONS.healthPort);
     // A service the sidecar keeps SERVING through a drain (sidecar/api/server.ts).
     expect(liveness.grpc.service).toBe("kubemoot.liveness");
   });
@@ -324,11 +338,12 @@ describe("parseInjectionOptions", () => {
   it("fills defaults and reads what the chart writes", () => {
     const o = parseInjectionOptions({
       image: "img:1",
-      apiPort: 50052,
+      apiPort: 50071,
+      healthPort: 50072,
       resources: { limits: { memory: "1Gi" } },
     });
     expect(o.image).toBe("img:1");
-    expect(o.apiPort).toBe(50052);
+    expect([o.apiPort, o.healthPort]).toEqual([50071, 50072]);
     expect(o.proxyPort).toBe(DEFAULT_INJECTION_OPTIONS.proxyPort);
     expect(o.resources).toEqual({ limits: { memory: "1Gi" } });
     const mem = parseInjectionOptions({ nodeOptions: "--max-old-space-size=64", mallocArenaMax: 0 });
@@ -339,6 +354,9 @@ describe("parseInjectionOptions", () => {
     [{ imagePullPolicy: "Sometimes" }, "imagePullPolicy"],
     [{ apiPort: 70000 }, "apiPort"],
     [{ apiPort: 11434 }, "proxyPort"],
+    [{ healthPort: 0 }, "healthPort"],
+    [{ healthPort: 50051 }, "healthPort"],
+    [{ healthPort: 11434 }, "healthPort"],
     [{ drainSeconds: -1 }, "drainSeconds"],
     [{ runAsUser: 0 }, "runAsUser"],
     [{ imagee: "x" }, "imagee"],

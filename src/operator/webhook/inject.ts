@@ -3,7 +3,8 @@
 //
 // What a labelled pod gets: the sidecar as a native sidecar (the first init container, with
 // `restartPolicy: Always`: it starts before the agent containers and is stopped after them,
-// so calls in flight at shutdown still have their scheduler), gRPC health probes, the agent's
+// so calls in flight at shutdown still have their scheduler), gRPC health probes on its
+// health-only port (the API and the proxy listen on 127.0.0.1 only), the agent's
 // KUBEMOOT_* env from its binding, and OLLAMA_HOST on the agent containers pointing at the
 // sidecar's local proxy. Every pod the function looked at gets an annotation saying what
 // happened and why, so `kubectl describe pod` answers "why no sidecar?".
@@ -102,7 +103,7 @@ export function sidecarContainer(
   // After extraEnv, so that an operator's own NODE_OPTIONS or MALLOC_ARENA_MAX wins.
   const named = new Set(vars.map((v) => v.name));
   for (const v of sidecarRuntimeEnv(o)) if (!named.has(v.name)) vars.push(v);
-  const grpc = (service: string) => ({ grpc: { port: o.apiPort, service } });
+  const grpc = (service: string) => ({ grpc: { port: o.healthPort, service } });
   return {
     name: SIDECAR_CONTAINER_NAME,
     image: o.image,
@@ -111,14 +112,18 @@ export function sidecarContainer(
     args: [
       "sidecar",
       "--listen",
-      `0.0.0.0:${o.apiPort}`,
+      `127.0.0.1:${o.apiPort}`,
+      "--health-listen",
+      `0.0.0.0:${o.healthPort}`,
       "--proxy-listen",
       `127.0.0.1:${o.proxyPort}`,
       "--drain-seconds",
       String(o.drainSeconds),
     ],
     env: vars,
-    ports: [{ name: "kubemoot-api", containerPort: o.apiPort, protocol: "TCP" }],
+    // The API and the proxy are pod-local; only the health port is for the kubelet (probes)
+    // and Prometheus (/metrics), and it serves nothing that changes state.
+    ports: [{ name: "kubemoot-health", containerPort: o.healthPort, protocol: "TCP" }],
     // Readiness asks for the scheduler service (NOT_SERVING while draining); liveness for
     // kubemoot.liveness, which the sidecar keeps SERVING until it exits, so a drain is never
     // taken for a hang.

@@ -25,11 +25,13 @@ export interface ResourceRequirements {
 export interface InjectionOptions {
   image: string;
   imagePullPolicy: "Always" | "IfNotPresent" | "Never";
-  /**
-   * The API port. The sidecar listens on all interfaces: the kubelet's gRPC probes connect
-   * to the pod IP, not to localhost.
-   */
+  /** The API port; bound to 127.0.0.1 (only the pod's containers call the scheduler). */
   apiPort: number;
+  /**
+   * The health-only port (gRPC health, /healthz, /readyz, /metrics), on all interfaces: the
+   * kubelet's probes and Prometheus connect to the pod IP. It serves nothing that changes state.
+   */
+  healthPort: number;
   /** The Ollama/OpenAI proxy port; bound to 127.0.0.1 (only the pod's containers use it). */
   proxyPort: number;
   /** --drain-seconds: the longest wait for in-flight calls at shutdown. */
@@ -76,6 +78,7 @@ export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
   image: "ghcr.io/kubemoot/kubemoot-scheduler:0.1.0",
   imagePullPolicy: "IfNotPresent",
   apiPort: 50051,
+  healthPort: 50052,
   proxyPort: 11434,
   drainSeconds: 20,
   natsUrl: "",
@@ -145,6 +148,9 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
         break;
       case "apiPort":
         o.apiPort = port(v, field);
+        break;
+      case "healthPort":
+        o.healthPort = port(v, field);
         break;
       case "proxyPort":
         o.proxyPort = port(v, field);
@@ -216,5 +222,8 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
     }
   }
   if (o.apiPort === o.proxyPort) throw invalidArgument(`${source}: proxyPort`, "must differ from apiPort");
+  if (o.healthPort === o.apiPort || o.healthPort === o.proxyPort) {
+    throw invalidArgument(`${source}: healthPort`, "must differ from apiPort and proxyPort");
+  }
   return o;
 }
