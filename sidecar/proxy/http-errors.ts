@@ -4,6 +4,7 @@ import type { ServerResponse } from "node:http";
 
 export type ProxyReason =
   | "bad-request"
+  | "forbidden"
   | "not-found"
   | "model-not-found"
   | "prompt-too-large"
