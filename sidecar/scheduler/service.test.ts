@@ -182,7 +182,6 @@ describe("bounded, printable input", () => {
     ["agent", { agent: "crew/\u001b[31mred\u0007" }],
     ["phase", { phase: "mull\nING\u001b[2J" }],
     ["thread_id", { threadId: "t\u0000\r\n" }],
-    ["candidates[0].model", { candidates: [{ model: "qwen3\u001b[0m:8b", score: 1 }] }],
   ])("control characters in %s: INVALID_ARGUMENT, and the message is printable", async (field, req) => {
     const err = await failure(own.client.call("Place", { candidates: cands, ...req }));
     expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
@@ -224,12 +223,30 @@ describe("bounded, printable input", () => {
 });
 
 describe("refusal texts", () => {
-  it("are printable even when a model name a caller sent was not (the proxy path)", async () => {
+  it("are printable over the API, the model field as sent", async () => {
+    const model = "ghost\u001b[31m\u2028:1b";
+    const r = await own.client.call("Place", { candidates: [{ model, score: 1 }] });
+    expect(r.result).toBe("refusal");
+    expect(r.refusal.model).toBe(model);
+    expect(r.refusal.message).toContain("ghost");
+    expect(r.refusal.message).not.toMatch(UNPRINTABLE);
+    expect(r.refusal.message).not.toContain("\u2028");
+  });
+
+  it("are printable even when a model name in the shared state is not (any NATS writer can publish one)", async () => {
+    // Too large for any GPU here: the model-too-large text names the model.
+    const model = "huge\u001b[2J\u0007:1t";
+    await store.providerWriter.publish(
+      providerState("gpu-odd", {
+        endpoint: "http://127.0.0.1:9",
+        availableModelFootprintsMiB: { [model]: 900_000 },
+      }),
+    );
     const out = await own.scheduler.place({
       agent: "crew/a1",
       threadId: "",
       phase: "mulling",
-      candidates: [{ model: "ghost\u001b[31m\n:1b", score: 1 }],
+      candidates: [{ model, score: 1 }],
       promptTokens: 10,
       promptChars: 0,
       maxOutputTokens: 0,
@@ -237,7 +254,8 @@ describe("refusal texts", () => {
     });
     expect(out.kind).toBe("refused");
     if (out.kind !== "refused") return;
-    expect(out.refusal.message).toContain("ghost");
+    expect(out.refusal.reason).toBe("model-too-large");
+    expect(out.refusal.message).toContain("huge");
     expect(out.refusal.message).not.toMatch(UNPRINTABLE);
   });
 });

@@ -94,8 +94,13 @@ function errorText(v: string): string {
 function candidatesOf(list: readonly { model: string; score: number }[]): Candidate[] {
   if (list.length > MAX_CANDIDATES) throw bad("candidates", `more than ${MAX_CANDIDATES} entries`);
   return list.map((c, i) => {
+    // Bounded, but taken as sent: a name no GPU has is refused as model-unknown, its refusal
+    // text quoting it printable (docs/rules/identity.md §3).
     if (c.model.trim() === "") throw bad(`candidates[${i}].model`, "must not be empty");
-    return { model: text(`candidates[${i}].model`, c.model, MAX_ID_LENGTH), score: c.score };
+    if (c.model.length > MAX_ID_LENGTH) {
+      throw bad(`candidates[${i}].model`, `longer than ${MAX_ID_LENGTH} characters (${c.model.length})`);
+    }
+    return { model: c.model, score: c.score };
   });
 }
 
@@ -182,7 +187,7 @@ const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
 export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSchema> {
   return {
     reason: REASONS[r.reason],
-    model: printable(r.model),
+    model: r.model,
     message: printable(r.message),
     largestContext: BigInt(Math.round(r.largestContext)),
     promptTokens: BigInt(Math.round(r.promptTokens)),

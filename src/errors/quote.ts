@@ -15,9 +15,9 @@ export function hasUnprintable(s: string): boolean {
   return UNPRINTABLE.test(s);
 }
 
-/** `s` with every control character replaced by U+FFFD (length kept). */
+/** `s` with every control character replaced by "?" (length kept), as src/core's quoteName does. */
 export function printable(s: string): string {
-  return s.replace(UNPRINTABLE, "\ufffd");
+  return s.replace(UNPRINTABLE, "?");
 }
 
 /**
