@@ -6,7 +6,13 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
-import { type KvStore, openStateStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
+import {
+  agentHolderId,
+  type KvStore,
+  openStateStore,
+  type StateStore,
+  type StateStoreOptions,
+} from "../src/state/index.js";
 import {
   type ApiServer,
   identityInterceptor,
@@ -75,7 +81,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     ...o.stateOptions,
     logger: log,
     ticketLeaseMs: o.config.leaseS * 1000,
-    ...(o.config.agent ? { holderId: `${o.config.agent}@${process.pid}` } : {}),
+    ...(o.config.agent ? { holderId: agentHolderId(o.config.agent, process.pid) } : {}),
   });
   const metrics = createSidecarMetrics();
   const ops = ollamaOps();

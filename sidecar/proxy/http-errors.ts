@@ -5,6 +5,7 @@ import type { ServerResponse } from "node:http";
 export type ProxyReason =
   | "bad-request"
   | "body-too-large"
+  | "forbidden"
   | "not-found"
   | "model-not-found"
   | "prompt-too-large"

@@ -120,7 +120,7 @@ describe("proxy: Ollama and OpenAI APIs", () => {
         { model: "qwen3:14b", score: 80 },
         { model: "qwen3:8b", score: 75 },
       ]),
-      "x-kubemoot-agent": "crew/analyst",
+      "x-kubemoot-agent": "crew/tooler", // the harness sidecar's own agent
       "x-kubemoot-thread": "t-1",
     });
     expect(res.status).toBe(200);

@@ -53,6 +53,9 @@ export function schedulerError(err: unknown): ProxyError {
   if (err instanceof ProxyError) return err;
   if (KubemootError.is(err)) {
     if (err.code === ErrorCode.InvalidArgument) return new ProxyError(400, "bad-request", err.message);
+    if (err.code === ErrorCode.PermissionDenied) {
+      return new ProxyError(403, "forbidden", err.message, err.field ? { field: err.field } : {});
+    }
     if (err.code === ErrorCode.ShuttingDown) return new ProxyError(503, "shutting-down", err.message);
     if (err.code === ErrorCode.StateUnavailable) {
       return new ProxyError(503, "state-unavailable", `the shared state cannot be read: ${err.message}`);

@@ -16,6 +16,7 @@ import {
   type SnapshotIndex,
   TICKET_LEASE_MARGIN_S,
 } from "../../src/core/index.js";
+import { printable } from "../../src/errors/index.js";
 import type { StateStore } from "../../src/state/index.js";
 import type { SchedulerConfig, StaticBinding } from "./config.js";
 import type { CallLedger } from "./ledger.js";
@@ -137,7 +138,8 @@ export class Placement {
     input: { phase: Phase; cannotWait: boolean; agent: string },
   ): PlaceOutcome {
     const r = (decision ? refusalOf(decision) : undefined) ?? lostRaceRefusal(candidates[0]?.model ?? "");
-    const refusal: RefusalOut = { ...r, promptTokens: tokens };
+    // The message may name a model a caller sent (the proxy's body): printable only.
+    const refusal: RefusalOut = { ...r, message: printable(r.message), promptTokens: tokens };
     const fallback = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
     const next = afterRefusal(refusal, {
       phase: input.phase,

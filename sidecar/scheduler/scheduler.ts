@@ -13,8 +13,8 @@ import {
   type SnapshotIndex,
   selectionPromptTokens,
 } from "../../src/core/index.js";
-import { ErrorCode, KubemootError } from "../../src/errors/index.js";
-import type { StateStore } from "../../src/state/index.js";
+import { ErrorCode, KubemootError, printable, quoteInput } from "../../src/errors/index.js";
+import { holderAgent, type StateStore } from "../../src/state/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { CallLedger, type PromptEstimate } from "./ledger.js";
@@ -93,9 +93,24 @@ export class Scheduler {
     return phase === "triage" ? this.cfg.candidatesTriage : this.cfg.candidatesMulling;
   }
 
+  /**
+   * PERMISSION_DENIED unless this sidecar may act for `agent`: a sidecar started for an agent
+   * serves that agent only; one without (standalone, demo) serves every agent.
+   */
+  assertServes(agent: string, field = "agent"): void {
+    const own = this.cfg.agent;
+    if (own === "" || agent === own) return;
+    throw new KubemootError(
+      ErrorCode.PermissionDenied,
+      `${field}: this sidecar serves ${quoteInput(own)} only, not ${quoteInput(agent)}`,
+      { field },
+    );
+  }
+
   /** One placement attempt; never blocks on capacity. */
   async place(input: PlaceInput, queueWaitMs = 0): Promise<PlaceOutcome> {
     this.assertOpen();
+    this.assertServes(input.agent);
     const started = performance.now();
     const candidates = this.candidatesFor(input.phase, input.candidates);
     if (candidates.length === 0) {
@@ -145,6 +160,7 @@ export class Scheduler {
    * blocks, then `placed` or `stand-aside`. Ends quietly when `signal` aborts.
    */
   async *wait(input: PlaceInput, signal: AbortSignal, limitS = 0): AsyncGenerator<WaitEventOut> {
+    this.assertServes(input.agent);
     const started = this.now();
     const limit = limitS > 0 ? Math.min(limitS, this.cfg.waitLimitS) : this.cfg.waitLimitS;
     const deadlineMs = started + limit * 1000;
@@ -211,7 +227,7 @@ export class Scheduler {
   async release(input: ReleaseInput): Promise<boolean> {
     const known = this.ledger.get(input.ticketId);
     if (!known) {
-      // Not ours (or from before a restart): release by id if some provider has it.
+      // Not in this process's ledger: our agent's from before a restart, or another's.
       return this.releaseForeign(input.ticketId);
     }
     const e = this.ledger.finish(input);
@@ -235,7 +251,7 @@ export class Scheduler {
     if (!e || e.released || e.staticFallback) {
       throw new KubemootError(
         ErrorCode.NotFound,
-        `ticket_id: no active ticket "${ticketId}" on this sidecar`,
+        `ticket_id: no active ticket ${quoteInput(ticketId)} on this sidecar`,
         {
           field: "ticket_id",
         },
@@ -250,6 +266,7 @@ export class Scheduler {
   /** Planning at selection: publish intents and selection, hold a claimed plan, pre-load. */
   async commit(input: CommitInput): Promise<PlaceOutcome> {
     this.assertOpen();
+    this.assertServes(input.agent);
     const candidates = this.candidatesFor(input.phase, input.candidates);
     const models = candidates.map((c) => c.model);
     await Promise.all([
@@ -293,6 +310,7 @@ export class Scheduler {
 
   /** Releases a thread's held plan and intents; returns how many tickets were released. */
   async endThread(agent: string, threadId: string): Promise<number> {
+    this.assertServes(agent);
     const released = (await this.dropHeld(threadKey(agent, threadId))) ? 1 : 0;
     await this.state.demand.clearThread(threadId, agent).catch((err) => this.warn("clear intents", err));
     return released;
@@ -360,13 +378,22 @@ export class Scheduler {
     return true;
   }
 
+  /**
+   * Releases a ticket this process did not claim, by id: only one its agent holds (a restarted
+   * sidecar ends its predecessor's tickets); another agent's is left alone. A sidecar without
+   * an agent may release any.
+   */
   private async releaseForeign(ticketId: string): Promise<boolean> {
     const all = await this.state.tickets.allTickets();
     for (const [provider, tickets] of all) {
-      if (tickets.some((t) => t.ticketId === ticketId)) {
-        await this.state.tickets.release({ provider, ticketId });
-        return true;
+      const t = tickets.find((x) => x.ticketId === ticketId);
+      if (!t) continue;
+      if (this.cfg.agent !== "" && holderAgent(t.holderId) !== this.cfg.agent) {
+        this.hooks.log?.("warn", "release of another agent's ticket refused", { provider, ticketId });
+        return false;
       }
+      await this.state.tickets.release({ provider, ticketId });
+      return true;
     }
     return false;
   }
@@ -379,6 +406,6 @@ export class Scheduler {
 function waitLimitRefusal(r: RefusalOut, limitS: number): RefusalOut {
   return {
     ...r,
-    message: `Every GPU that can serve ${r.model} stayed busy for ${limitS} s; the cluster is at capacity, ask again shortly.`,
+    message: `Every GPU that can serve ${printable(r.model)} stayed busy for ${limitS} s; the cluster is at capacity, ask again shortly.`,
   };
 }

@@ -6,7 +6,14 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Candidate } from "../../src/core/index.js";
-import { ErrorCode, invalidArgument, KubemootError } from "../../src/errors/index.js";
+import {
+  ErrorCode,
+  hasUnprintable,
+  invalidArgument,
+  KubemootError,
+  printable,
+  quoteInput,
+} from "../../src/errors/index.js";
 import {
   CallOutcome,
   type PlacementSchema,
@@ -24,8 +31,16 @@ import type {
   Scheduler,
 } from "./scheduler.js";
 
+// Every string field is bounded, and an error quotes at most a short printable prefix of it
+// (src/errors/quote.ts): a message travels in an HTTP/2 header.
 const MAX_ID_LENGTH = 256;
+/** "namespace/name": the same bound as the other names. */
+const MAX_AGENT_LENGTH = 256;
+/** Release's error text is kept (attribution) up to this many characters, the rest cut. */
+const MAX_ERROR_LENGTH = 1024;
 const MAX_CANDIDATES = 64;
+/** The widest gap between two int32 scores: a larger tolerance means nothing more. */
+const MAX_TOLERANCE = 2 ** 32 - 1;
 /** Renew may extend a lease by at most this much (s): a longer call renews again. */
 const MAX_EXTEND_S = 3600;
 
@@ -37,31 +52,65 @@ function nonNegative(field: string, v: bigint): number {
   return Number(v);
 }
 
+/** A bounded string without control characters (they would reach logs and messages). */
+function text(field: string, v: string, max: number): string {
+  if (v.length > max) throw bad(field, `longer than ${max} characters (${v.length})`);
+  if (hasUnprintable(v)) throw bad(field, `control characters are not allowed: ${quoteInput(v)}`);
+  return v;
+}
+
 function id(field: string, v: string, required: boolean): string {
   if (required && v === "") throw bad(field, "must not be empty");
-  if (v.length > MAX_ID_LENGTH) throw bad(field, `longer than ${MAX_ID_LENGTH} characters`);
-  return v;
+  return text(field, v, MAX_ID_LENGTH);
 }
 
 function phaseOf(v: string): Phase {
   if (v === "" || v === "mulling") return "mulling";
   if (v === "triage") return "triage";
-  throw bad("phase", `unknown phase "${v}" (want "mulling" or "triage")`);
+  throw bad("phase", `unknown phase ${quoteInput(v, 40)} (want "mulling" or "triage")`);
+}
+
+function toleranceOf(v: bigint | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (v < 0n) throw bad("tolerance", `must be ≥ 0, got ${v}`);
+  if (v > BigInt(MAX_TOLERANCE)) throw bad("tolerance", `at most ${MAX_TOLERANCE} points, got ${v}`);
+  return Number(v);
+}
+
+/** "namespace/name" or empty (the field's meaning for empty is the caller's). */
+function agentRef(field: string, v: string): string {
+  if (v.length > MAX_AGENT_LENGTH)
+    throw bad(field, `longer than ${MAX_AGENT_LENGTH} characters (${v.length})`);
+  if (v !== "" && !isAgentRef(v)) throw bad(field, `expected "namespace/name", got ${quoteInput(v)}`);
+  return v;
+}
+
+/** Release's error text: printable, and cut to MAX_ERROR_LENGTH (a Release is never refused for it). */
+function errorText(v: string): string {
+  const cut = v.length > MAX_ERROR_LENGTH ? `${v.slice(0, MAX_ERROR_LENGTH - 1)}…` : v;
+  return printable(cut);
 }
 
 function candidatesOf(list: readonly { model: string; score: number }[]): Candidate[] {
   if (list.length > MAX_CANDIDATES) throw bad("candidates", `more than ${MAX_CANDIDATES} entries`);
   return list.map((c, i) => {
+    // Bounded, but taken as sent: a name no GPU has is refused as model-unknown, its refusal
+    // text quoting it printable (docs/rules/identity.md §3).
     if (c.model.trim() === "") throw bad(`candidates[${i}].model`, "must not be empty");
-    if (c.model.length > MAX_ID_LENGTH) throw bad(`candidates[${i}].model`, "too long");
+    if (c.model.length > MAX_ID_LENGTH) {
+      throw bad(`candidates[${i}].model`, `longer than ${MAX_ID_LENGTH} characters (${c.model.length})`);
+    }
     return { model: c.model, score: c.score };
   });
 }
 
+/**
+ * The request's agent, empty = this sidecar's own. Whether this sidecar may act for it is the
+ * scheduler's check (Scheduler.assertServes), on every path that calls it.
+ */
 function agentOf(given: string, scheduler: Scheduler): string {
-  const agent = given || scheduler.config.agent;
+  const agent = agentRef("agent", given) || scheduler.config.agent;
   if (agent === "") throw bad("agent", "empty, and this sidecar has no agent configured (--agent)");
-  if (!isAgentRef(agent)) throw bad("agent", `expected "namespace/name", got "${agent}"`);
   return agent;
 }
 
@@ -78,7 +127,7 @@ interface PlaceLike {
 }
 
 export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
-  const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
+  const tolerance = toleranceOf(req.tolerance);
   return {
     agent: agentOf(req.agent, scheduler),
     threadId: id("thread_id", req.threadId, false),
@@ -139,7 +188,7 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
   return {
     reason: REASONS[r.reason],
     model: r.model,
-    message: r.message,
+    message: printable(r.message),
     largestContext: BigInt(Math.round(r.largestContext)),
     promptTokens: BigInt(Math.round(r.promptTokens)),
     // An overdue call ("any moment now") estimates 0 s: report 1 ms so that 0 keeps meaning unknown.
@@ -189,7 +238,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           outputTokens: nonNegative("output_tokens", req.outputTokens),
           loadMs: nonNegative("load_ms", req.loadMs),
           providerUnreachable: req.providerUnreachable,
-          error: req.error,
+          error: errorText(req.error),
         }),
       };
     },
@@ -202,9 +251,8 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
     },
 
     async commit(req) {
-      const crew = req.crew;
-      if (crew && !isAgentRef(crew)) throw bad("crew", `expected "namespace/name", got "${crew}"`);
-      const tolerance = req.tolerance === undefined ? undefined : Number(req.tolerance);
+      const crew = agentRef("crew", req.crew);
+      const tolerance = toleranceOf(req.tolerance);
       const out = await scheduler.commit({
         agent: agentOf(req.agent, scheduler),
         threadId: id("thread_id", req.threadId, true),
@@ -233,7 +281,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
       if (!a) {
         throw new KubemootError(
           ErrorCode.NotFound,
-          `ticket_id: no attribution for "${req.ticketId}" on this sidecar`,
+          `ticket_id: no attribution for ${quoteInput(req.ticketId)} on this sidecar`,
           { field: "ticket_id" },
         );
       }

@@ -1,4 +1,5 @@
 import { KubemootError } from "../errors/index.js";
+import { redactSecrets } from "../log/index.js";
 import { parseFlags, renderHelp } from "./command.js";
 import { commandLoaders } from "./commands/index.js";
 
@@ -38,7 +39,8 @@ export async function main(argv: string[]): Promise<number> {
     return await cmd.run(values, positionals);
   } catch (err) {
     if (KubemootError.is(err)) {
-      process.stderr.write(`kubemoot-scheduler ${name}: ${err.message}\n`);
+      // A message may quote a flag's value (a URL with credentials): never print a secret.
+      process.stderr.write(`kubemoot-scheduler ${name}: ${redactSecrets(err.message)}\n`);
       return 2;
     }
     throw err;

@@ -1,6 +1,7 @@
 // Typed failures of inference-server calls. Callers branch on `kind` (and the KubemootError
 // `code`), never on message text.
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import { redactSecrets } from "../log/index.js";
 
 export type EngineErrorKind =
   /** Nothing listens there (ECONNREFUSED) or the host is unknown. */
@@ -34,7 +35,10 @@ export class EngineError extends KubemootError {
         : details.status === 404
           ? ErrorCode.NotFound
           : ErrorCode.ProviderFailure;
-    super(code, `${details.operation} ${details.endpoint}: ${message}`, { cause: details.cause });
+    // Messages are printed and logged: an endpoint's user:password@ never is.
+    super(code, redactSecrets(`${details.operation} ${details.endpoint}: ${message}`), {
+      cause: details.cause,
+    });
     this.kind = kind;
     this.status = details.status;
     this.endpoint = details.endpoint;

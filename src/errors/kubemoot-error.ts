@@ -16,6 +16,8 @@ export const ErrorCode = {
   StateExists: "KUBEMOOT_STATE_EXISTS",
   /** The thing named (ticket, model, provider) does not exist. */
   NotFound: "KUBEMOOT_NOT_FOUND",
+  /** The caller may not act for what it named (another agent than the sidecar's own). */
+  PermissionDenied: "KUBEMOOT_PERMISSION_DENIED",
   /** An inference provider failed or could not be reached. */
   ProviderFailure: "KUBEMOOT_PROVIDER_FAILURE",
   /** An external inventory source (a topology webhook) failed or could not be read. */

@@ -24,5 +24,6 @@ export { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
 export type { ProviderStateReader, ProviderStateWriter } from "./provider-state.js";
 export type { StateStore, StateStoreOptions } from "./store.js";
 export { openStateStore } from "./store.js";
+export { agentHolderId, holderAgent } from "./ticket-holder.js";
 export { guardKey, parseTicketsKey, residencyKey, ticketKey, ticketPrefix } from "./ticket-keys.js";
 export type { ProviderView, TicketBook, TicketRef } from "./tickets.js";

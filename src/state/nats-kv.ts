@@ -10,6 +10,7 @@ import { type JetStreamClient, type JetStreamOptions, jetstream, jetstreamManage
 import { Bucket, Kvm } from "@nats-io/kv";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import { redactSecrets, redactUrl } from "../log/index.js";
 import { InFlight } from "./in-flight.js";
 import type { BucketSettings, KvBucket, KvConnection, KvStore } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
@@ -99,7 +100,10 @@ export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore
       noAsyncTraces: true,
     });
   } catch (err) {
-    throw stateUnavailable(`cannot connect to ${String(options.servers)}: ${errorMessage(err)}`, err);
+    // The URL may carry user:password@ or a token: never in a message (nor its cause's).
+    throw stateUnavailable(
+      `cannot connect to ${redactUrl(options.servers)}: ${redactSecrets(errorMessage(err))}`,
+    );
   }
   try {
     // JetStream answers where the options point (domain, prefix), or the store is of no use.
@@ -107,7 +111,9 @@ export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore
     await jetstreamManager(nc, { ...jsOptions });
   } catch (err) {
     await nc.close().catch(() => undefined);
-    throw stateUnavailable(`no JetStream at ${String(options.servers)}: ${errorMessage(err)}`, err);
+    throw stateUnavailable(
+      `no JetStream at ${redactUrl(options.servers)}: ${redactSecrets(errorMessage(err))}`,
+    );
   }
   return new NatsKvStore(nc, jetstream(nc, { ...jsOptions }));
 }

@@ -8,6 +8,7 @@ import { ErrorCode, KubemootError } from "../../../src/errors/index.js";
 const CODES: Partial<Record<ErrorCode, Code>> = {
   [ErrorCode.InvalidArgument]: Code.InvalidArgument,
   [ErrorCode.NotFound]: Code.NotFound,
+  [ErrorCode.PermissionDenied]: Code.PermissionDenied,
   [ErrorCode.StateUnavailable]: Code.Unavailable,
   [ErrorCode.ShuttingDown]: Code.Unavailable,
   [ErrorCode.Timeout]: Code.DeadlineExceeded,

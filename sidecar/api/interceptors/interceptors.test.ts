@@ -75,6 +75,7 @@ describe("errors", () => {
   it.each([
     ["InvalidArgument", grpc.status.INVALID_ARGUMENT],
     ["NotFound", grpc.status.NOT_FOUND],
+    ["PermissionDenied", grpc.status.PERMISSION_DENIED],
     ["StateUnavailable", grpc.status.UNAVAILABLE],
     ["ShuttingDown", grpc.status.UNAVAILABLE],
     ["Timeout", grpc.status.DEADLINE_EXCEEDED],

@@ -49,7 +49,8 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     },
     agent: {
       type: "string",
-      description: "this sidecar's agent (else KUBEMOOT_NAMESPACE + KUBEMOOT_AGENT_NAME)",
+      description:
+        "this sidecar's agent (else KUBEMOOT_NAMESPACE + KUBEMOOT_AGENT_NAME); it serves only this agent and its tickets, none = every agent",
       value: "NAMESPACE/NAME",
     },
     provider: {
