@@ -30,7 +30,9 @@ engines serve call-time scheduling.
 With --topology (Kubernetes only) it tracks TopologySources: reads each source's arm (the
 Nodes' labels, a ConfigMap, or an https webhook), validates every snapshot whole against the
 Nodes (docs/rules/topology.md), keeps the last accepted one until maxStaleness, and writes the
-source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes).
+source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes). A webhook's
+credential Secret must be in the operator's own namespace (POD_NAMESPACE; default the
+kubeconfig context's, else "default"); any other is refused (SecretNamespaceNotAllowed).
 
 With --webhook-listen it serves the sidecar-injection webhook over HTTPS (tls.crt/tls.key from
 --webhook-cert-dir, re-read every minute): pods labelled kubemoot.ai/inject: "true" get the
@@ -144,6 +146,7 @@ replicas of the KV buckets the operator creates when missing).`,
       fleet: flags.fleet === true,
       fleetFill: flags["no-fill"] !== true,
       topology: flags.topology === true,
+      ...(process.env.POD_NAMESPACE?.trim() ? { namespace: process.env.POD_NAMESPACE.trim() } : {}),
       ...(webhook ? { webhook } : {}),
       ...(health ? { health } : {}),
       ...(leaderElection
