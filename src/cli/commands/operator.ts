@@ -40,7 +40,7 @@ sidecar as a native sidecar with the env of their Agent's binding (docs/deploy.m
 --health-listen serves /healthz and /readyz for the kubelet. With KUBEMOOT_LEADER_ELECT=true
 (Kubernetes mode) only the holder of a coordination.k8s.io Lease works; a standby is live but
 not ready, and a leader that loses the Lease exits to restart as a standby.
-NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
+NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file or an nkey seed), KUBEMOOT_NATS_TLS_CA,
 KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
 replicas of the KV buckets the operator creates when missing).`,
   flags: {
