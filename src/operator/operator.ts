@@ -50,6 +50,8 @@ export interface OperatorOptions {
    * from Secrets there. Default: the kubeconfig context's namespace, else "default".
    */
   namespace?: string;
+  /** Hosts a webhook TopologySource may name; empty or absent: any. */
+  topologyAllowedHosts?: readonly string[];
   /** Serve the sidecar-injection webhook (HTTPS) with these settings. */
   webhook?: {
     host: string;
@@ -174,6 +176,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
           kubeConfig,
           logger: log,
           ...(o.namespace ? { secretNamespace: o.namespace } : {}),
+          ...(o.topologyAllowedHosts ? { allowedHosts: o.topologyAllowedHosts } : {}),
         })
       : undefined;
   if (o.topology && files)

@@ -178,6 +178,25 @@ describe("TopologySource credentials: a namespaced Role, no ClusterRole on Secre
     expect((named(objs, "Role", "-topology-secrets") as Role).rules[0]!.resourceNames).toEqual(["inv-token"]);
   });
 
+  it("operator.topology.allowedHosts reaches the operator's flags", () => {
+    const objs = renderChart({
+      set: [
+        "operator.topology.enabled=true",
+        "operator.topology.allowedHosts={inventory.example.com,*.corp.example}",
+      ],
+      includeCrds: false,
+    });
+    const d = only(objs, "Deployment")[0] as K8sObject & {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    const args = d.spec.template.spec.containers[0]!.args;
+    expect(args.slice(args.indexOf("--topology-allowed-hosts"))).toEqual([
+      "--topology-allowed-hosts",
+      "inventory.example.com,*.corp.example",
+    ]);
+    expect(renderError({ set: ["operator.topology.allowedHosts={https://x}"] })).toMatch(/allowedHosts/);
+  });
+
   it("topology off: no access to Secrets at all", () => {
     const objs = renderChart({ includeCrds: false });
     expect(named(objs, "Role", "-topology-secrets")).toBeUndefined();

@@ -204,6 +204,27 @@ describe("TopologySource controller (against the FAKE API server)", () => {
       expect(fake.requestsTo("GET", "/secrets")).toEqual([]);
     });
 
+    it("refuses a host outside the allowed hosts before reading the credential", async () => {
+      fake.apply(secret("kubemoot"));
+      fake.apply(webhookSource("kubemoot"));
+      ctl = new TopologySourceController({
+        kubeConfig: kubeConfigForServer(fake.url),
+        debounceMs: 20,
+        secretNamespace: "kubemoot",
+        allowedHosts: ["inventory.example.com", "*.corp.example"],
+      });
+      await ctl.start();
+      const s = await waitFor(
+        () => (status()?.reason === "HostNotAllowed" ? status() : undefined),
+        "HostNotAllowed",
+      );
+      expect(s.ready).toBe(false);
+      expect(s.message).toContain(
+        `spec.webhook.url: host "127.0.0.1:1" is not in the operator's allowed hosts`,
+      );
+      expect(fake.requestsTo("GET", "/secrets")).toEqual([]);
+    });
+
     it("reads a Secret in its own namespace (then fails only at the unreachable host)", async () => {
       fake.apply(secret("kubemoot"));
       fake.apply(webhookSource("kubemoot"));
@@ -211,6 +232,7 @@ describe("TopologySource controller (against the FAKE API server)", () => {
         kubeConfig: kubeConfigForServer(fake.url),
         debounceMs: 20,
         secretNamespace: "kubemoot",
+        allowedHosts: ["127.0.0.1"],
       });
       await ctl.start();
       await waitFor(() => fake.requestsTo("GET", "/namespaces/kubemoot/secrets/inv-token")[0], "Secret read");

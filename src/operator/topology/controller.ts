@@ -22,6 +22,7 @@ import { errorMessage, httpStatus, type KubeApi, type KubeObject } from "../kube
 import { jsonEqual } from "../kube/merge-patch.js";
 import { RESOURCES, type ResourceKind, TOPOLOGY_WATCH_KINDS } from "../kube/resources.js";
 import { KubeStore } from "../kube/store.js";
+import { hostAllowed } from "./allowed-hosts.js";
 import { parseTopologySourceArm } from "./arm.js";
 import { assertSecretNamespace } from "./credential.js";
 import { startTopologySourcePoller, type TopologySourcePoller } from "./poller.js";
@@ -48,6 +49,11 @@ export interface TopologySourceControllerOptions {
    * context's namespace, else "default".
    */
   secretNamespace?: string;
+  /**
+   * Hosts a webhook source may name (allowed-hosts.ts patterns); empty or absent: any host.
+   * A source naming another is refused before its credential is read.
+   */
+  allowedHosts?: readonly string[];
   /** Debounce of Node/source events (ms); default 200. */
   debounceMs?: number;
   clock?: () => Date;
@@ -59,6 +65,7 @@ export class TopologySourceController {
   private readonly debounceMs: number;
   private readonly clock: () => Date;
   private readonly secretNamespace: string;
+  private readonly allowedHosts: readonly string[];
   private readonly entries = new Map<string, Entry>();
   private readonly written = new Map<string, unknown>();
   private timer: NodeJS.Timeout | undefined;
@@ -80,6 +87,7 @@ export class TopologySourceController {
       o.secretNamespace ||
       o.kubeConfig.getContextObject(o.kubeConfig.getCurrentContext())?.namespace ||
       "default";
+    this.allowedHosts = o.allowedHosts ?? [];
   }
 
   async start(): Promise<void> {
@@ -182,6 +190,11 @@ export class TopologySourceController {
         );
       } catch (err) {
         return this.refuse(name, print, "SecretNamespaceNotAllowed", err);
+      }
+      if (this.allowedHosts.length > 0 && !hostAllowed(arm.url, this.allowedHosts)) {
+        const host = new URL(arm.url).host;
+        const message = `TopologySource ${name}: spec.webhook.url: host "${host}" is not in the operator's allowed hosts (${this.allowedHosts.join(", ")})`;
+        return this.refuse(name, print, "HostNotAllowed", new Error(message));
       }
     }
     const nodes = () => this.nodeLabels();
