@@ -1,8 +1,10 @@
 {{/*
 Least-privilege NATS users (docs/deploy.md "NATS credentials"). Both roles read the three KV
-buckets through the JetStream API the KV client calls (stream info, stream message get, ordered
-consumers for watches and key scans, flow control); the operator writes provider state and
-creates the buckets, sidecars write tickets and demand. Anything not allowed is denied.
+buckets through the JetStream API the KV client calls (stream info, stream message get, named
+ordered consumers for watches and key scans: servers 2.9 or newer, and replies to their flow
+control); the operator writes provider state and creates the buckets, sidecars write tickets
+and demand. Anything not allowed is denied: no consumer delete either (a watch that resets
+leaves its old ephemeral consumer to expire on the server; the refused delete is logged).
 Inputs: dict "role" ("operator" | "sidecar").
 */}}
 {{- define "kubemoot.natsPermissions" -}}
@@ -17,9 +19,7 @@ publish:
     {{- range $buckets }}
     - "$JS.API.STREAM.INFO.KV_{{ . }}"
     - "$JS.API.STREAM.MSG.GET.KV_{{ . }}"
-    - "$JS.API.CONSUMER.CREATE.KV_{{ . }}"
     - "$JS.API.CONSUMER.CREATE.KV_{{ . }}.>"
-    - "$JS.API.CONSUMER.DELETE.KV_{{ . }}.>"
     - "$JS.FC.KV_{{ . }}.>"
     {{- end }}
     {{- if eq .role "operator" }}

@@ -2,8 +2,9 @@
 // the users the chart renders (helm template, the nats-authorization Secret), nkeys generated
 // here. The operator's user creates the buckets and publishes provider state; a real sidecar
 // process with the sidecar's user places, waits, renews and releases through a grpc-js client;
-// the sidecar's user, through the same state layer, claims and watches; and the server refuses
-// it every write to provider state and every bucket it may not touch.
+// the sidecar's user, through the same state layer, claims and watches (also across a server
+// restart); and the server refuses it every write to provider state and every bucket it may
+// not touch. A missing nats-server (or helm) fails the suite with instructions.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -266,6 +267,38 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
       await fresh.dispose();
     }
   });
+
+  it("after a server restart the sidecar's watches come back under the same permissions", async () => {
+    const before = nats.log().length;
+    await nats.restart();
+    await publisher.probeNow();
+    let placed: Json | undefined;
+    await waitUntil(
+      async () => {
+        const r = await client
+          .call("Place", { agent: "crew/a1", candidates: cands(["qwen3:14b", 60]) })
+          .catch(() => undefined);
+        if (r?.result === "placement") placed = r;
+        return placed !== undefined;
+      },
+      15_000,
+      "a placement after the restart",
+    );
+    const released = await client.call("Release", {
+      ticketId: placed!.placement.ticketId,
+      outcome: "CALL_OUTCOME_SUCCEEDED",
+      latencyMs: 100,
+    });
+    expect(released.released).toBe(true);
+    // The only refusals a reconnect may cause are deletes of the old watch consumers.
+    const refused = [
+      ...nats
+        .log()
+        .slice(before)
+        .matchAll(/Publish Violation - .*Subject "([^"]+)"/g),
+    ].map((m) => m[1]);
+    expect(refused.filter((s) => !s!.startsWith("$JS.API.CONSUMER.DELETE.KV_"))).toEqual([]);
+  }, 30_000);
 
   it("the operator's user may not write tickets or demand", async () => {
     const err = await operatorStore.demand.putWait("qwen3:14b", "crew/a1").then(
