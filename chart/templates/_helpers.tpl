@@ -71,7 +71,7 @@ app.kubernetes.io/part-of: kubemoot
   value: {{ .Values.nats.url | quote }}
 - name: KUBEMOOT_KV_REPLICAS
   value: {{ .Values.nats.bucketReplicas | quote }}
-{{- if .Values.nats.credentials.secretName }}
+{{- if include "kubemoot.natsCredsSecret" . }}
 - name: KUBEMOOT_NATS_CREDS
   value: /etc/kubemoot/nats-creds/{{ .Values.nats.credentials.key }}
 {{- end }}

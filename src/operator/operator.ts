@@ -45,6 +45,13 @@ export interface OperatorOptions {
    * their snapshots and write their status (needs the TopologySource CRD). Default false.
    */
   topology?: boolean;
+  /**
+   * The operator's own namespace (POD_NAMESPACE): TopologySource credentials are read only
+   * from Secrets there. Default: the kubeconfig context's namespace, else "default".
+   */
+  namespace?: string;
+  /** Hosts a webhook TopologySource may name; empty or absent: any. */
+  topologyAllowedHosts?: readonly string[];
   /** Serve the sidecar-injection webhook (HTTPS) with these settings. */
   webhook?: {
     host: string;
@@ -164,7 +171,14 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   publisher.start();
   await fleet?.start();
   const topology =
-    o.topology && kubeConfig ? new TopologySourceController({ kubeConfig, logger: log }) : undefined;
+    o.topology && kubeConfig
+      ? new TopologySourceController({
+          kubeConfig,
+          logger: log,
+          ...(o.namespace ? { secretNamespace: o.namespace } : {}),
+          ...(o.topologyAllowedHosts ? { allowedHosts: o.topologyAllowedHosts } : {}),
+        })
+      : undefined;
   if (o.topology && files)
     log.warn({}, "--topology needs Kubernetes; in manifests mode use the topology dry run");
   await topology?.start();

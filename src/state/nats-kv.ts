@@ -8,12 +8,13 @@
 import { readFile } from "node:fs/promises";
 import { type JetStreamClient, type JetStreamOptions, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Bucket, Kvm } from "@nats-io/kv";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { redactSecrets, redactUrl } from "../log/index.js";
 import { InFlight } from "./in-flight.js";
 import type { BucketSettings, KvBucket, KvConnection, KvStore } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
+import { authenticatorFor } from "./nats-auth.js";
 import { errorMessage, NatsBucket, toStateError } from "./nats-bucket.js";
 
 export interface NatsKvOptions {
@@ -27,7 +28,7 @@ export interface NatsKvOptions {
   reconnectWaitMs?: number;
   /** Timeout of the first connection (ms); default 3000. */
   connectTimeoutMs?: number;
-  /** A NATS credentials file (JWT + nkey seed), e.g. mounted from a Secret. */
+  /** A NATS credentials file (JWT + nkey seed) or a bare nkey user seed, e.g. mounted from a Secret. */
   credsFile?: string;
   /** TLS: a CA bundle to trust, and a client certificate and key for mutual TLS (file paths). */
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
@@ -83,7 +84,7 @@ export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore
   try {
     const creds = options.credsFile !== undefined ? await readFile(options.credsFile) : undefined;
     nc = await connect({
-      ...(creds ? { authenticator: credsAuthenticator(new Uint8Array(creds)) } : {}),
+      ...(creds ? { authenticator: authenticatorFor(new Uint8Array(creds)) } : {}),
       ...(options.tls ? { tls: { ...options.tls } } : {}),
       ...(options.inboxPrefix !== undefined ? { inboxPrefix: options.inboxPrefix } : {}),
       servers: options.servers,
@@ -150,6 +151,15 @@ export class NatsKvStore implements KvStore {
       if (!(kv instanceof Bucket)) throw new Error("the KV client returned an unexpected bucket type");
       return new NatsBucket(name, settings, kv, this.inFlight, this.connection);
     } catch (err) {
+      // Least-privilege users (docs/deploy.md): only the operator's may create the buckets.
+      const refused = /Permissions Violation for Publish to "([^"]+)"/.exec(errorMessage(err))?.[1];
+      if (refused !== undefined) {
+        const verb = refused.includes(".STREAM.CREATE.") ? "create" : "open";
+        throw stateUnavailable(
+          `bucket ${name}: this NATS user may not ${verb} it (${refused}); the operator's user creates the buckets at start`,
+          err,
+        );
+      }
       throw toStateError(err, name, "(bucket)", "read");
     }
   }

@@ -74,6 +74,7 @@ export interface NatsServerOptions {
 
 export class NatsServer {
   private proc: ChildProcess | null = null;
+  private logTail = "";
   private readonly ownsDir: boolean;
   readonly storeDir: string;
   readonly url: string;
@@ -96,6 +97,11 @@ export class NatsServer {
     const server = new NatsServer(port, await freePort(), options.storeDir, options);
     await server.launch();
     return server;
+  }
+
+  /** The server's recent log (the last 16 kB of its stderr), e.g. to find a permissions violation. */
+  log(): string {
+    return this.logTail;
   }
 
   get pid(): number | undefined {
@@ -198,6 +204,7 @@ export class NatsServer {
     let stderr = "";
     proc.stderr?.on("data", (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4000);
+      this.logTail = (this.logTail + d.toString()).slice(-16_000);
     });
     live.add(proc);
     proc.once("exit", () => live.delete(proc));

@@ -157,4 +157,88 @@ describe("TopologySource controller (against the FAKE API server)", () => {
     expect(s.ready).toBe(false);
     expect(s.message).toMatch(/webhook\.url/);
   });
+
+  describe("webhook credentials are read only from the operator's namespace", () => {
+    const webhookSource = (secretNamespace: string) => ({
+      ...configMapSource,
+      spec: {
+        ...configMapSource.spec,
+        configMap: undefined,
+        webhook: {
+          // Nothing listens on port 1: a source that gets past the check fails its fetch.
+          url: "https://127.0.0.1:1/topology",
+          pollInterval: "1m",
+          timeout: "2s",
+          maxStaleness: "1h",
+          credential: {
+            bearerTokenSecretRef: { namespace: secretNamespace, name: "inv-token", key: "token" },
+          },
+        },
+      },
+    });
+    const secret = (namespace: string) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { namespace, name: "inv-token" },
+      data: { token: Buffer.from("t0ken").toString("base64") },
+    });
+
+    it("refuses a Secret in another namespace in the status, and never reads it", async () => {
+      fake.apply(secret("payments"));
+      fake.apply(webhookSource("payments"));
+      ctl = new TopologySourceController({
+        kubeConfig: kubeConfigForServer(fake.url),
+        debounceMs: 20,
+        secretNamespace: "kubemoot",
+      });
+      await ctl.start();
+      const s = await waitFor(
+        () => (status()?.reason === "SecretNamespaceNotAllowed" ? status() : undefined),
+        "SecretNamespaceNotAllowed",
+      );
+      expect(s.ready).toBe(false);
+      expect(s.valid).toBe(false);
+      expect(s.message).toContain("spec.webhook.credential.bearerTokenSecretRef.namespace");
+      expect(s.message).toContain(`Secret payments/inv-token is outside the operator's namespace "kubemoot"`);
+      expect(s.message).not.toContain("t0ken");
+      expect(fake.requestsTo("GET", "/secrets")).toEqual([]);
+    });
+
+    it("refuses a host outside the allowed hosts before reading the credential", async () => {
+      fake.apply(secret("kubemoot"));
+      fake.apply(webhookSource("kubemoot"));
+      ctl = new TopologySourceController({
+        kubeConfig: kubeConfigForServer(fake.url),
+        debounceMs: 20,
+        secretNamespace: "kubemoot",
+        allowedHosts: ["inventory.example.com", "*.corp.example"],
+      });
+      await ctl.start();
+      const s = await waitFor(
+        () => (status()?.reason === "HostNotAllowed" ? status() : undefined),
+        "HostNotAllowed",
+      );
+      expect(s.ready).toBe(false);
+      expect(s.message).toContain(
+        `spec.webhook.url: host "127.0.0.1:1" is not in the operator's allowed hosts`,
+      );
+      expect(fake.requestsTo("GET", "/secrets")).toEqual([]);
+    });
+
+    it("reads a Secret in its own namespace (then fails only at the unreachable host)", async () => {
+      fake.apply(secret("kubemoot"));
+      fake.apply(webhookSource("kubemoot"));
+      ctl = new TopologySourceController({
+        kubeConfig: kubeConfigForServer(fake.url),
+        debounceMs: 20,
+        secretNamespace: "kubemoot",
+        allowedHosts: ["127.0.0.1"],
+      });
+      await ctl.start();
+      await waitFor(() => fake.requestsTo("GET", "/namespaces/kubemoot/secrets/inv-token")[0], "Secret read");
+      const s = await waitFor(() => (status()?.reason ? status() : undefined), "a status");
+      expect(s.reason).not.toBe("SecretNamespaceNotAllowed");
+      expect(s.reason).not.toBe("InvalidSpec");
+    });
+  });
 });

@@ -5,6 +5,7 @@ import { parseDuration } from "../../duration/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { parseHostPort } from "../../net/index.js";
 import { startOperator } from "../../operator/index.js";
+import { parseAllowedHosts } from "../../operator/topology/index.js";
 import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
 import { openStateStore } from "../../state/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
@@ -30,7 +31,10 @@ engines serve call-time scheduling.
 With --topology (Kubernetes only) it tracks TopologySources: reads each source's arm (the
 Nodes' labels, a ConfigMap, or an https webhook), validates every snapshot whole against the
 Nodes (docs/rules/topology.md), keeps the last accepted one until maxStaleness, and writes the
-source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes).
+source's status (ready, valid, reason, lastSuccessfulRevision, selectedNodes). A webhook's
+credential Secret must be in the operator's own namespace (POD_NAMESPACE; default the
+kubeconfig context's, else "default"); any other is refused (SecretNamespaceNotAllowed), and
+so is a webhook host outside --topology-allowed-hosts when set (HostNotAllowed).
 
 With --webhook-listen it serves the sidecar-injection webhook over HTTPS (tls.crt/tls.key from
 --webhook-cert-dir, re-read every minute): pods labelled kubemoot.ai/inject: "true" get the
@@ -38,7 +42,7 @@ sidecar as a native sidecar with the env of their Agent's binding (docs/deploy.m
 --health-listen serves /healthz and /readyz for the kubelet. With KUBEMOOT_LEADER_ELECT=true
 (Kubernetes mode) only the holder of a coordination.k8s.io Lease works; a standby is live but
 not ready, and a leader that loses the Lease exits to restart as a standby.
-NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file), KUBEMOOT_NATS_TLS_CA,
+NATS beyond its URL: KUBEMOOT_NATS_CREDS (a credentials file or an nkey seed), KUBEMOOT_NATS_TLS_CA,
 KUBEMOOT_NATS_TLS_CERT + KUBEMOOT_NATS_TLS_KEY (files), KUBEMOOT_KV_REPLICAS (1, 3 or 5: the
 replicas of the KV buckets the operator creates when missing).`,
   flags: {
@@ -77,6 +81,13 @@ replicas of the KV buckets the operator creates when missing).`,
       type: "boolean",
       env: "KUBEMOOT_TOPOLOGY",
       description: "track TopologySources and write their status (Kubernetes mode); default off",
+    },
+    "topology-allowed-hosts": {
+      type: "string",
+      env: "KUBEMOOT_TOPOLOGY_ALLOWED_HOSTS",
+      description:
+        "hosts a webhook TopologySource may name (host, *.domain, host:port; comma-separated); empty: any",
+      value: "HOSTS",
     },
     "no-fill": {
       type: "boolean",
@@ -130,6 +141,10 @@ replicas of the KV buckets the operator creates when missing).`,
         }
       : undefined;
     const health = healthListen ? parseHostPort("--health-listen", healthListen) : undefined;
+    const allowedHosts = parseAllowedHosts(
+      typeof flags["topology-allowed-hosts"] === "string" ? flags["topology-allowed-hosts"] : "",
+      "--topology-allowed-hosts",
+    );
     const leaderElection = leaderElectionFromEnv(process.env);
     const state = await openStateStore(target === "memory" ? "memory" : target.split(","), {
       logger,
@@ -144,6 +159,8 @@ replicas of the KV buckets the operator creates when missing).`,
       fleet: flags.fleet === true,
       fleetFill: flags["no-fill"] !== true,
       topology: flags.topology === true,
+      ...(process.env.POD_NAMESPACE?.trim() ? { namespace: process.env.POD_NAMESPACE.trim() } : {}),
+      ...(allowedHosts.length > 0 ? { topologyAllowedHosts: allowedHosts } : {}),
       ...(webhook ? { webhook } : {}),
       ...(health ? { health } : {}),
       ...(leaderElection

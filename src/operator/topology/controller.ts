@@ -10,6 +10,7 @@
 // A spec change replaces the source's tracker (and its poller); a deleted source stops its
 // poller. snapshots() gives the accepted level values in force, for profiles and admission.
 import type { KubeConfig } from "@kubernetes/client-node";
+import { invalidArgument } from "../../errors/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
 import {
   evaluateSource,
@@ -21,7 +22,9 @@ import { errorMessage, httpStatus, type KubeApi, type KubeObject } from "../kube
 import { jsonEqual } from "../kube/merge-patch.js";
 import { RESOURCES, type ResourceKind, TOPOLOGY_WATCH_KINDS } from "../kube/resources.js";
 import { KubeStore } from "../kube/store.js";
+import { hostAllowed } from "./allowed-hosts.js";
 import { parseTopologySourceArm } from "./arm.js";
+import { assertSecretNamespace } from "./credential.js";
 import { startTopologySourcePoller, type TopologySourcePoller } from "./poller.js";
 import { type TopologySourceStatus, TopologySourceTracker } from "./tracker.js";
 
@@ -40,6 +43,17 @@ export interface TopologySourceControllerOptions {
   kubeConfig: KubeConfig;
   api?: KubeApi;
   logger?: Logger;
+  /**
+   * The operator's own namespace (POD_NAMESPACE): the only one whose Secrets a webhook
+   * credential may name (docs/deploy.md "RBAC and network policies"). Default: the kubeconfig
+   * context's namespace, else "default".
+   */
+  secretNamespace?: string;
+  /**
+   * Hosts a webhook source may name (allowed-hosts.ts patterns); empty or absent: any host.
+   * A source naming another is refused before its credential is read.
+   */
+  allowedHosts?: readonly string[];
   /** Debounce of Node/source events (ms); default 200. */
   debounceMs?: number;
   clock?: () => Date;
@@ -50,6 +64,8 @@ export class TopologySourceController {
   private readonly log: Logger;
   private readonly debounceMs: number;
   private readonly clock: () => Date;
+  private readonly secretNamespace: string;
+  private readonly allowedHosts: readonly string[];
   private readonly entries = new Map<string, Entry>();
   private readonly written = new Map<string, unknown>();
   private timer: NodeJS.Timeout | undefined;
@@ -67,6 +83,11 @@ export class TopologySourceController {
     });
     this.debounceMs = o.debounceMs ?? 200;
     this.clock = o.clock ?? (() => new Date());
+    this.secretNamespace =
+      o.secretNamespace ||
+      o.kubeConfig.getContextObject(o.kubeConfig.getCurrentContext())?.namespace ||
+      "default";
+    this.allowedHosts = o.allowedHosts ?? [];
   }
 
   async start(): Promise<void> {
@@ -158,15 +179,23 @@ export class TopologySourceController {
         throw new Error(issues.map((i) => `${i.field}: ${i.message}`).join("; ") || "invalid spec");
       arm = parseTopologySourceArm(obj.spec, `TopologySource ${name}: spec`);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      void this.writeStatus(name, {
-        ready: false,
-        valid: false,
-        reason: "InvalidSpec",
-        message,
-        selectedNodes: 0,
-      });
-      return { print, source: undefined, tracker: undefined, poller: undefined, configMap: undefined };
+      return this.refuse(name, print, "InvalidSpec", err);
+    }
+    if (arm.kind === "webhook") {
+      try {
+        assertSecretNamespace(
+          arm.credential,
+          this.secretNamespace,
+          `TopologySource ${name}: spec.webhook.credential`,
+        );
+      } catch (err) {
+        return this.refuse(name, print, "SecretNamespaceNotAllowed", err);
+      }
+      if (this.allowedHosts.length > 0 && !hostAllowed(arm.url, this.allowedHosts)) {
+        const host = new URL(arm.url).host;
+        const message = `TopologySource ${name}: spec.webhook.url: host "${host}" is not in the operator's allowed hosts (${this.allowedHosts.join(", ")})`;
+        return this.refuse(name, print, "HostNotAllowed", new Error(message));
+      }
     }
     const nodes = () => this.nodeLabels();
     const tracker = new TopologySourceTracker<Levels>({
@@ -181,8 +210,13 @@ export class TopologySourceController {
       deps: {
         getConfigMap: (ns, n) =>
           this.store.get("ConfigMap", ns, n) as { data?: Record<string, string> } | undefined,
-        readSecret: async (ns, n) =>
-          (await this.store.api.readSecret(ns, n)) as { data?: Record<string, string> } | undefined,
+        readSecret: async (ns, n) => {
+          // Checked at build already; kept here so no path reads another namespace's Secret.
+          if (ns !== this.secretNamespace) {
+            throw invalidArgument("credential", `Secret ${ns}/${n} is outside the operator's namespace`);
+          }
+          return (await this.store.api.readSecret(ns, n)) as { data?: Record<string, string> } | undefined;
+        },
       },
       ...(arm.kind === "nodeLabels"
         ? {
@@ -206,6 +240,13 @@ export class TopologySourceController {
     const configMap =
       arm.kind === "configMap" ? `${arm.configMapRef.namespace}/${arm.configMapRef.name}` : undefined;
     return { print, source, tracker, poller, configMap };
+  }
+
+  /** A source refused before anything is read: not Ready, not valid, saying why. */
+  private refuse(name: string, print: string, reason: string, err: unknown): Entry {
+    const message = err instanceof Error ? err.message : String(err);
+    void this.writeStatus(name, { ready: false, valid: false, reason, message, selectedNodes: 0 });
+    return { print, source: undefined, tracker: undefined, poller: undefined, configMap: undefined };
   }
 
   private async writeStatus(name: string, s: TopologySourceStatus): Promise<void> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import {
+  assertSecretNamespace,
   authorizationHeader,
   resolveCredential,
   type SecretObject,
@@ -90,5 +91,29 @@ describe("resolveCredential", () => {
     expect((err as KubemootError).message).toContain(message);
     expect((err as KubemootError).message).not.toContain(TOKEN);
     expect((err as KubemootError).field).toMatch(/^spec\.webhook\.credential\./);
+  });
+});
+
+describe("assertSecretNamespace", () => {
+  it("accepts a Secret in the operator's namespace, for every arm", () => {
+    for (const c of [bearer, basic, client]) expect(() => assertSecretNamespace(c, "infra")).not.toThrow();
+  });
+
+  it.each([
+    [bearer, "credential.bearerTokenSecretRef.namespace"],
+    [basic, "credential.basicAuthSecretRef.namespace"],
+    [client, "credential.clientCertificateSecretRef.namespace"],
+  ])("refuses a Secret in another namespace, naming the field and both namespaces", (c, field) => {
+    const err = (() => {
+      try {
+        assertSecretNamespace(c, "kubemoot");
+      } catch (e) {
+        return e as KubemootError;
+      }
+      return undefined;
+    })();
+    expect(err?.code).toBe(ErrorCode.InvalidArgument);
+    expect(err?.field).toBe(field);
+    expect(err?.message).toMatch(/Secret infra\/\S+ is outside the operator's namespace "kubemoot"/);
   });
 });

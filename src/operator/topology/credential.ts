@@ -90,6 +90,39 @@ function refString(v: unknown, field: string, pattern: RegExp): string {
   return v;
 }
 
+/** The Secret a credential names, and the field naming it. */
+export function credentialSecret(
+  credential: WebhookCredential,
+  field = "credential",
+): { ref: SecretRef; field: string } {
+  if ("bearerTokenSecretRef" in credential) {
+    return { ref: credential.bearerTokenSecretRef, field: `${field}.bearerTokenSecretRef` };
+  }
+  if ("basicAuthSecretRef" in credential) {
+    return { ref: credential.basicAuthSecretRef, field: `${field}.basicAuthSecretRef` };
+  }
+  return { ref: credential.clientCertificateSecretRef, field: `${field}.clientCertificateSecretRef` };
+}
+
+/**
+ * Refuses a credential whose Secret is outside `namespace`, the operator's own: its Role grants
+ * `get` on Secrets there and nowhere else, so a TopologySource cannot make the operator read
+ * (and send to a host of its choosing) a Secret of another namespace.
+ */
+export function assertSecretNamespace(
+  credential: WebhookCredential,
+  namespace: string,
+  field = "credential",
+): void {
+  const { ref, field: f } = credentialSecret(credential, field);
+  if (ref.namespace !== namespace) {
+    throw invalidArgument(
+      `${f}.namespace`,
+      `Secret ${ref.namespace}/${ref.name} is outside the operator's namespace "${namespace}": credential Secrets are read only from there`,
+    );
+  }
+}
+
 /** Reads the credential's material from its Secret. */
 export async function resolveCredential(
   credential: WebhookCredential,

@@ -4,6 +4,7 @@
 // injected (the pure topology model owns it).
 
 export { type DurationBounds, formatDuration, parseDuration } from "../../duration/index.js";
+export { hostAllowed, parseAllowedHosts } from "./allowed-hosts.js";
 export {
   type ConfigMapArm,
   type NodeLabelsArm,
