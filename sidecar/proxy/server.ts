@@ -8,10 +8,12 @@
 import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import { silentLogger } from "../../src/log/index.js";
+import type { EndpointAllowlist } from "../../src/net/index.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { type CallContext, handleCall } from "./call.js";
 import { openaiModelsBody, psBody, tagsBody } from "./catalog.js";
@@ -44,6 +46,23 @@ const INFERENCE: Record<string, Api> = {
   "/v1/chat/completions": "openai",
 };
 
+/**
+ * Refuses, before any connection, a request to an origin outside the endpoint allowlist: every
+ * forward (calls, /api/show) goes through this dispatcher. Defence in depth: such providers are
+ * already kept out of the scheduler's view.
+ */
+function allowedOrigins(list: EndpointAllowlist | undefined): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    if (list !== undefined && !list.allows(String(opts.origin ?? ""))) {
+      throw new KubemootError(
+        ErrorCode.ProviderFailure,
+        "provider endpoint not in KUBEMOOT_PROVIDER_ENDPOINTS: nothing was sent",
+      );
+    }
+    return dispatch(opts, handler);
+  };
+}
+
 export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
   const settings = resolveSettings(o.scheduler, o.options);
   const logger = o.logger ?? silentLogger;
@@ -56,7 +75,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     keepAliveTimeout: 10_000,
     headersTimeout: settings.timeoutMs,
     bodyTimeout: settings.timeoutMs,
-  });
+  }).compose(allowedOrigins(o.scheduler.config.providerEndpoints));
   const ctx: CallContext = {
     scheduler: o.scheduler,
     settings,

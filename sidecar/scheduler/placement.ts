@@ -138,7 +138,10 @@ export class Placement {
   ): PlaceOutcome {
     const r = (decision ? refusalOf(decision) : undefined) ?? lostRaceRefusal(candidates[0]?.model ?? "");
     const refusal: RefusalOut = { ...r, promptTokens: tokens };
-    const fallback = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
+    const configured = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
+    // A static endpoint outside the allowlist is as good as none (the sidecar warned at start).
+    const allowed = configured && (this.d.config.providerEndpoints?.allows(configured.endpoint) ?? true);
+    const fallback = allowed ? configured : undefined;
     const next = afterRefusal(refusal, {
       phase: input.phase,
       cannotWait: input.cannotWait,

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { parseEndpointAllowlist } from "../../net/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 
 export const command: Command = {
@@ -41,6 +42,12 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
     },
     agent: { type: "string", description: "default agent for calls that name none", value: "NAMESPACE/NAME" },
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
+    "provider-endpoints": {
+      type: "string",
+      description:
+        "endpoints provider states may name: host[:port] patterns (* in the host) or CIDRs, comma-separated; empty: all (else KUBEMOOT_PROVIDER_ENDPOINTS)",
+      value: "LIST",
+    },
     "log-level": {
       type: "string",
       default: "info",
@@ -57,13 +64,20 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       );
     }
     const logger = pino({ level: String(flags["log-level"]), base: { component: "standalone" } });
+    const config = schedulerConfigFromEnv(
+      process.env,
+      typeof flags.agent === "string" ? flags.agent : undefined,
+    );
+    if (typeof flags["provider-endpoints"] === "string") {
+      config.providerEndpoints = parseEndpointAllowlist(flags["provider-endpoints"], "--provider-endpoints");
+    }
     const s = await startStandalone({
       manifests,
       bindingsDir: path.resolve(String(flags["bindings-dir"])),
       nats: typeof flags.nats === "string" ? flags.nats : "",
       listen: String(flags.listen),
       proxyListen: String(flags["proxy-listen"] ?? ""),
-      config: schedulerConfigFromEnv(process.env, typeof flags.agent === "string" ? flags.agent : undefined),
+      config,
       logger,
       probeIntervalMs: numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS),
     });
