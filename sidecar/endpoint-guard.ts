@@ -5,6 +5,8 @@ import type { Logger } from "pino";
 import { ALLOW_ALL_ENDPOINTS, type EndpointAllowlist } from "../src/net/index.js";
 import type { ProviderStateFilter } from "../src/state/index.js";
 
+const MAX_TRACKED_KEYS = 4096;
+
 export interface EndpointGuard {
   readonly allowlist: EndpointAllowlist;
   /** The state store's filter; undefined when every endpoint is allowed. */
@@ -25,13 +27,19 @@ export function endpointGuard(
     return { allowlist: list, filter: undefined };
   }
   logger.info({ providerEndpoints: list.patterns }, "provider endpoint allowlist");
-  // Keyed by bucket key: at most one entry per key the bucket holds.
+  // Keyed by bucket key.
   const counted = new Map<string, number>();
   const logged = new Map<string, string>();
   const filter: ProviderStateFilter = (s, at) => {
     if (list.allows(s.endpoint)) {
       logged.delete(at.key);
       return true;
+    }
+    // Keys come from any writer: a flood of new ones must not grow this without bound
+    // (forgetting only risks counting or logging an entry again).
+    if (counted.size >= MAX_TRACKED_KEYS) {
+      counted.clear();
+      logged.clear();
     }
     // A resync delivers the same revision again: count it once.
     if ((counted.get(at.key) ?? 0) < at.revision) {
