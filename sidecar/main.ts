@@ -20,6 +20,7 @@ import {
   metricsInterceptor,
   startApiServer,
 } from "./api/index.js";
+import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
 import type { SchedulerConfig } from "./scheduler/config.js";
@@ -77,14 +78,24 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
       : o.state === "memory"
         ? "memory"
         : o.state.split(",").map((s) => s.trim());
+  const metrics = createSidecarMetrics();
+  const guard = endpointGuard(o.config.providerEndpoints, log, (reason) => metrics.providerRejected(reason));
+  for (const b of [o.config.staticMulling, o.config.staticTriage]) {
+    if (b && !guard.allowlist.allows(b.endpoint)) {
+      log.warn(
+        { model: b.model },
+        "static binding's endpoint is not in KUBEMOOT_PROVIDER_ENDPOINTS: never used",
+      );
+    }
+  }
   const state = await openStateStore(target, {
     ...o.stateOptions,
     logger: log,
+    ...(guard.filter ? { acceptProvider: guard.filter } : {}),
     ticketLeaseMs: o.config.leaseS * 1000,
     ...(o.config.agent ? { holderId: agentHolderId(o.config.agent, process.pid) } : {}),
   });
-  const metrics = createSidecarMetrics();
-  const ops = ollamaOps();
+  const ops = ollamaOps(guard.allowlist);
   const scheduler = new Scheduler({
     state,
     config: o.config,

@@ -8,6 +8,8 @@ export interface SidecarMetrics {
   hooks: SchedulerHooks;
   /** Sets the function the active-tickets gauge reads at scrape time. */
   trackActiveTickets(fn: () => number): void;
+  /** A provider state entry left out of this sidecar's view (one revision of it). */
+  providerRejected(reason: "endpoint"): void;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -55,6 +57,12 @@ export function createSidecarMetrics(): SidecarMetrics {
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
+  const rejected = new Counter({
+    name: "kubemoot_provider_rejected_total",
+    help: "Provider state entries left out of this sidecar's view, once per entry revision, by reason (endpoint: not in KUBEMOOT_PROVIDER_ENDPOINTS)",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
   let active: () => number = () => 0;
   new Gauge({
     name: "kubemoot_tickets_active",
@@ -68,6 +76,9 @@ export function createSidecarMetrics(): SidecarMetrics {
     registry,
     trackActiveTickets(fn) {
       active = fn;
+    },
+    providerRejected(reason) {
+      rejected.inc({ reason });
     },
     hooks: {
       onPlace(outcome, _decision, elapsedMs) {

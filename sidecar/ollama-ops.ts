@@ -1,12 +1,24 @@
 // What the scheduler asks of inference servers (unload a victim, pre-load a plan), over one
-// Ollama client per endpoint.
+// Ollama client per endpoint. Never to an endpoint outside the allowlist (defence in depth: the
+// state layer already keeps such providers out of the scheduler's view).
 import { OllamaClient } from "../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../src/errors/index.js";
+import { ALLOW_ALL_ENDPOINTS, type EndpointAllowlist } from "../src/net/index.js";
 import type { ProviderOps } from "./scheduler/scheduler.js";
 
 /** ProviderOps over Ollama clients, one per endpoint. */
-export function ollamaOps(): ProviderOps & { close(): Promise<void> } {
+export function ollamaOps(
+  allowlist: EndpointAllowlist = ALLOW_ALL_ENDPOINTS,
+): ProviderOps & { close(): Promise<void> } {
   const clients = new Map<string, OllamaClient>();
   const client = (endpoint: string) => {
+    if (!allowlist.allows(endpoint)) {
+      throw new KubemootError(
+        ErrorCode.ProviderFailure,
+        "provider endpoint not in KUBEMOOT_PROVIDER_ENDPOINTS: no request sent",
+        { field: "endpoint" },
+      );
+    }
     let c = clients.get(endpoint);
     if (!c) {
       c = new OllamaClient({ baseUrl: endpoint });

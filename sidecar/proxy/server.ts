@@ -8,11 +8,12 @@
 import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import { silentLogger } from "../../src/log/index.js";
-import { http1LimitOptions, resolveListenerLimits } from "../../src/net/index.js";
+import { type EndpointAllowlist, http1LimitOptions, resolveListenerLimits } from "../../src/net/index.js";
 import { oversizedBodyDone, parseJsonObject, readBody } from "./body.js";
 import { type CallContext, handleCall } from "./call.js";
 import { openaiModelsBody, psBody, tagsBody } from "./catalog.js";
@@ -56,6 +57,23 @@ function closeAfterOversizedBody(req: IncomingMessage): void {
   });
 }
 
+/**
+ * Refuses, before any connection, a request to an origin outside the endpoint allowlist: every
+ * forward (calls, /api/show) goes through this dispatcher. Defence in depth: such providers are
+ * already kept out of the scheduler's view.
+ */
+function allowedOrigins(list: EndpointAllowlist | undefined): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    if (list !== undefined && !list.allows(String(opts.origin ?? ""))) {
+      throw new KubemootError(
+        ErrorCode.ProviderFailure,
+        "provider endpoint not in KUBEMOOT_PROVIDER_ENDPOINTS: nothing was sent",
+      );
+    }
+    return dispatch(opts, handler);
+  };
+}
+
 export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
   const settings = resolveSettings(o.scheduler, o.options);
   const limits = resolveListenerLimits(o.limits);
@@ -69,7 +87,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     keepAliveTimeout: 10_000,
     headersTimeout: settings.timeoutMs,
     bodyTimeout: settings.timeoutMs,
-  });
+  }).compose(allowedOrigins(o.scheduler.config.providerEndpoints));
   const ctx: CallContext = {
     scheduler: o.scheduler,
     settings,

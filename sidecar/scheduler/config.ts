@@ -12,6 +12,7 @@ import {
   TICKET_LEASE_S,
 } from "../../src/core/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { type EndpointAllowlist, parseEndpointAllowlist } from "../../src/net/index.js";
 
 export interface StaticBinding {
   model: string;
@@ -51,6 +52,11 @@ export interface SchedulerConfig {
    * "kubemoot" by Kubemoot's weighted cost (docs/rules/placement.md §4, §5).
    */
   policy: PlacementPolicy;
+  /**
+   * KUBEMOOT_PROVIDER_ENDPOINTS: the endpoints provider states may name (host[:port] patterns,
+   * CIDRs); others are never chosen, forwarded to or sent an unload. Absent or empty = all.
+   */
+  providerEndpoints?: EndpointAllowlist;
 }
 
 export const SCHEDULER_ENV = {
@@ -69,6 +75,7 @@ export const SCHEDULER_ENV = {
   triageEndpoint: "KUBEMOOT_TRIAGE_MODEL_ENDPOINT",
   costWeights: "KUBEMOOT_COST_WEIGHTS",
   policy: "KUBEMOOT_POLICY",
+  providerEndpoints: "KUBEMOOT_PROVIDER_ENDPOINTS",
 } as const;
 
 /** Re-plans after a lost claim before Place answers gpu-busy: racing sidecars settle in a few. */
@@ -179,6 +186,10 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
     heldPlanTtlMs: HELD_PLAN_TTL_MS,
     claimReplans: CLAIM_REPLANS,
     policy: policyVar(env),
+    providerEndpoints: parseEndpointAllowlist(
+      env[SCHEDULER_ENV.providerEndpoints] ?? "",
+      SCHEDULER_ENV.providerEndpoints,
+    ),
     ...(env[SCHEDULER_ENV.costWeights]?.trim()
       ? { costWeights: parseCostWeights(env[SCHEDULER_ENV.costWeights] ?? "") }
       : {}),

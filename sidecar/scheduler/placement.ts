@@ -140,7 +140,10 @@ export class Placement {
     const r = (decision ? refusalOf(decision) : undefined) ?? lostRaceRefusal(candidates[0]?.model ?? "");
     // The message may name a model a caller sent (the proxy's body): printable only.
     const refusal: RefusalOut = { ...r, message: printable(r.message), promptTokens: tokens };
-    const fallback = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
+    const configured = input.phase === "triage" ? this.d.config.staticTriage : this.d.config.staticMulling;
+    // A static endpoint outside the allowlist is as good as none (the sidecar warned at start).
+    const allowed = configured && (this.d.config.providerEndpoints?.allows(configured.endpoint) ?? true);
+    const fallback = allowed ? configured : undefined;
     const next = afterRefusal(refusal, {
       phase: input.phase,
       cannotWait: input.cannotWait,

@@ -19,6 +19,7 @@ import {
   type InjectionWebhook,
   lookupFromAgents,
   startInjectionWebhook,
+  withProviderEndpoints,
 } from "./webhook/index.js";
 
 export interface OperatorOptions {
@@ -59,6 +60,11 @@ export interface OperatorOptions {
     /** tls.crt + tls.key (re-read periodically: cert-manager rotates them). */
     certDir: string;
     injection: InjectionOptions;
+    /**
+     * Entries added to the KUBEMOOT_PROVIDER_ENDPOINTS each sidecar gets (the managed
+     * ModelProviders' host:port always are), e.g. a pattern covering providers added later.
+     */
+    providerEndpoints?: string[];
   };
   /**
    * Kubernetes mode with several replicas: only the holder of this Lease reconciles, publishes
@@ -191,7 +197,11 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         certDir: o.webhook.certDir,
         injection: o.webhook.injection,
         logger: log,
-        lookup: lookupFromAgents(() => reconciler?.lastResult?.bind.agents),
+        lookup: withProviderEndpoints(
+          lookupFromAgents(() => reconciler?.lastResult?.bind.agents),
+          () => reconciler?.providers().map((p) => p.endpoint) ?? [],
+          o.webhook.providerEndpoints,
+        ),
       })
     : undefined;
   ready = true;

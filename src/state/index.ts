@@ -21,7 +21,7 @@ export type {
 } from "./kv.js";
 export { type MemoryKvOptions, MemoryKvStore } from "./memory-kv.js";
 export { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
-export type { ProviderStateReader, ProviderStateWriter } from "./provider-state.js";
+export type { ProviderStateFilter, ProviderStateReader, ProviderStateWriter } from "./provider-state.js";
 export type { StateStore, StateStoreOptions } from "./store.js";
 export { openStateStore } from "./store.js";
 export { agentHolderId, holderAgent } from "./ticket-holder.js";

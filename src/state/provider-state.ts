@@ -11,8 +11,18 @@ import type { BucketMirror } from "./mirror.js";
 import { isStale, parseProviderState, providerStateJson } from "./provider-state-codec.js";
 import { assertProviderName } from "./ticket-keys.js";
 
+/**
+ * Whether a reader accepts a provider state (e.g. its endpoint is on the allowlist); a refused
+ * entry is kept out of the copy as if unreadable, so nothing that reads the copy ever sees it.
+ * Called once per entry revision the watch delivers (again after a resync).
+ */
+export type ProviderStateFilter = (state: ProviderState, at: { key: string; revision: number }) => boolean;
+
 /** The mirror decoder of provider state entries. */
-export function providerStateDecoder(logger: Logger): (e: KvEntry) => ProviderState | undefined {
+export function providerStateDecoder(
+  logger: Logger,
+  accept?: ProviderStateFilter,
+): (e: KvEntry) => ProviderState | undefined {
   return (e) => {
     let raw: unknown;
     try {
@@ -27,8 +37,9 @@ export function providerStateDecoder(logger: Logger): (e: KvEntry) => ProviderSt
         { key: e.key, revision: e.revision },
         "state: skipping provider state that is not an object",
       );
+      return undefined;
     }
-    return s;
+    return accept === undefined || accept(s, { key: e.key, revision: e.revision }) ? s : undefined;
   };
 }
 

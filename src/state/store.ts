@@ -13,7 +13,12 @@ import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
-import { ProviderStateReader, ProviderStateWriter, providerStateDecoder } from "./provider-state.js";
+import {
+  type ProviderStateFilter,
+  ProviderStateReader,
+  ProviderStateWriter,
+  providerStateDecoder,
+} from "./provider-state.js";
 import { parseTicketsKey, providerOfKey } from "./ticket-keys.js";
 import { TicketBook } from "./tickets.js";
 import { ticketsDecoder } from "./tickets-view.js";
@@ -46,6 +51,8 @@ export interface StateStoreOptions {
    * yet (a cluster electing its leaders) (ms); default 15000.
    */
   openTimeoutMs?: number;
+  /** Provider states this reader refuses are left out of its copy (the endpoint allowlist). */
+  acceptProvider?: ProviderStateFilter;
   /** Connection settings when the target is a NATS URL. */
   nats?: Omit<NatsKvOptions, "servers">;
 }
@@ -119,7 +126,7 @@ async function assemble(
   const stateMirror = new BucketMirror({
     ...mirrorBase,
     bucket: stateBucket!,
-    decode: providerStateDecoder(logger),
+    decode: providerStateDecoder(logger, options.acceptProvider),
   });
   const ticketsMirror = new BucketMirror({
     ...mirrorBase,

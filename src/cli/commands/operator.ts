@@ -3,7 +3,7 @@ import path from "node:path";
 import { pino } from "pino";
 import { parseDuration } from "../../duration/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { parseHostPort } from "../../net/index.js";
+import { parseEndpointAllowlist, parseHostPort } from "../../net/index.js";
 import { startOperator } from "../../operator/index.js";
 import { parseAllowedHosts } from "../../operator/topology/index.js";
 import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
@@ -112,6 +112,13 @@ replicas of the KV buckets the operator creates when missing).`,
       description: "what the webhook injects (JSON: image, ports, resources, drain); default built in",
       value: "FILE",
     },
+    "sidecar-provider-endpoints": {
+      type: "string",
+      env: "KUBEMOOT_SIDECAR_PROVIDER_ENDPOINTS",
+      description:
+        "entries added to each injected sidecar's KUBEMOOT_PROVIDER_ENDPOINTS (the ModelProviders' host:port always are): host[:port] patterns or CIDRs, comma-separated",
+      value: "LIST",
+    },
     "health-listen": {
       type: "string",
       env: "KUBEMOOT_HEALTH_LISTEN",
@@ -133,11 +140,16 @@ replicas of the KV buckets the operator creates when missing).`,
     const webhookListen = typeof flags["webhook-listen"] === "string" ? flags["webhook-listen"].trim() : "";
     const healthListen = typeof flags["health-listen"] === "string" ? flags["health-listen"].trim() : "";
     const webhookConfig = typeof flags["webhook-config"] === "string" ? flags["webhook-config"].trim() : "";
+    const sidecarEndpoints = parseEndpointAllowlist(
+      String(flags["sidecar-provider-endpoints"] ?? ""),
+      "--sidecar-provider-endpoints",
+    ).patterns;
     const webhook = webhookListen
       ? {
           ...parseHostPort("--webhook-listen", webhookListen),
           certDir: String(flags["webhook-cert-dir"]),
           injection: webhookConfig ? loadInjectionOptions(webhookConfig) : DEFAULT_INJECTION_OPTIONS,
+          providerEndpoints: [...sidecarEndpoints],
         }
       : undefined;
     const health = healthListen ? parseHostPort("--health-listen", healthListen) : undefined;

@@ -3,6 +3,7 @@ import { startSidecar } from "../../../sidecar/main.js";
 import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
+import { parseEndpointAllowlist } from "../../net/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
 import { natsStateOptions, stateTarget } from "../state-flags.js";
@@ -17,7 +18,8 @@ KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS (90), KUBEMOOT_TICKET_LEASE_SECONDS (150
 KUBEMOOT_MODEL_MODEL + KUBEMOOT_MODEL_ENDPOINT and KUBEMOOT_TRIAGE_MODEL_MODEL_ID +
 KUBEMOOT_TRIAGE_MODEL_ENDPOINT (static bindings for calls that cannot wait), KUBEMOOT_CREW,
 KUBEMOOT_POLICY (time: by expected seconds to finish; or kubemoot: Kubemoot's weighted cost),
-KUBEMOOT_COST_WEIGHTS (the kubemoot policy's weights).
+KUBEMOOT_COST_WEIGHTS (the kubemoot policy's weights), KUBEMOOT_PROVIDER_ENDPOINTS (the
+endpoint allowlist; empty: every endpoint, with a warning at start).
 SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
@@ -70,6 +72,12 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       description: "longest wait for in-flight calls at shutdown",
     },
     ...LISTENER_FLAGS,
+    "provider-endpoints": {
+      type: "string",
+      description:
+        "endpoints provider states may name: host[:port] patterns (* in the host) or CIDRs, comma-separated; empty: all (else KUBEMOOT_PROVIDER_ENDPOINTS)",
+      value: "LIST",
+    },
     "log-level": {
       type: "string",
       default: "info",
@@ -83,6 +91,9 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       process.env,
       typeof flags.agent === "string" ? flags.agent : undefined,
     );
+    if (typeof flags["provider-endpoints"] === "string") {
+      config.providerEndpoints = parseEndpointAllowlist(flags["provider-endpoints"], "--provider-endpoints");
+    }
     const providers = ((flags.provider as string[] | undefined) ?? []).map(parseProviderFlag);
     const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
     const drainMs = numberFlag(flags, "drain-seconds", 0) * 1000;

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { parseEndpointAllowlist } from "../../net/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
 
@@ -50,6 +51,12 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       value: "HOST:PORT",
     },
     ...LISTENER_FLAGS,
+    "provider-endpoints": {
+      type: "string",
+      description:
+        "endpoints provider states may name: host[:port] patterns (* in the host) or CIDRs, comma-separated; empty: all (else KUBEMOOT_PROVIDER_ENDPOINTS)",
+      value: "LIST",
+    },
     "log-level": {
       type: "string",
       default: "info",
@@ -66,6 +73,13 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       );
     }
     const logger = pino({ level: String(flags["log-level"]), base: { component: "standalone" } });
+    const config = schedulerConfigFromEnv(
+      process.env,
+      typeof flags.agent === "string" ? flags.agent : undefined,
+    );
+    if (typeof flags["provider-endpoints"] === "string") {
+      config.providerEndpoints = parseEndpointAllowlist(flags["provider-endpoints"], "--provider-endpoints");
+    }
     const s = await startStandalone({
       manifests,
       bindingsDir: path.resolve(String(flags["bindings-dir"])),
@@ -75,7 +89,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       healthListen: String(flags["health-listen"] ?? ""),
       limits: listenerLimitsFromFlags(flags),
       proxy: { maxBodyBytes: proxyMaxBodyBytesFromFlags(flags) },
-      config: schedulerConfigFromEnv(process.env, typeof flags.agent === "string" ? flags.agent : undefined),
+      config,
       logger,
       probeIntervalMs: numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS),
     });

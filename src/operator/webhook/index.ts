@@ -28,6 +28,11 @@ export {
   sidecarRuntimeEnv,
 } from "./options.js";
 export {
+  PROVIDER_ENDPOINTS_ENV,
+  providerEndpointEntries,
+  withProviderEndpoints,
+} from "./provider-endpoints.js";
+export {
   type InjectionWebhook,
   type InjectionWebhookOptions,
   loadInjectionOptions,
