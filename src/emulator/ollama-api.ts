@@ -41,6 +41,12 @@ function lookup(core: EmulatorCore, name: string): ModelSpec {
   return spec;
 }
 
+/** An embedding model asked to chat or generate: Ollama's 400, naming the model as asked. */
+export function requireCompletion(spec: ModelSpec, asked: string, api: "chat" | "generate"): void {
+  if (!spec.capabilities.includes("completion"))
+    throw new HttpError(400, `${JSON.stringify(asked)} does not support ${api}`);
+}
+
 /** Output length and done_reason: num_predict (> 0) at or below the natural length cuts it. */
 export function outputPlan(
   defaultTokens: number,
@@ -106,6 +112,7 @@ export async function handleChat(ctx: RequestContext): Promise<void> {
   const req = parseChatRequest(parseJsonBody(await readRequestBody(ctx), "api.ChatRequest"));
   const spec = lookup(core, req.model);
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCompletion(spec, req.model, "chat");
   const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
   if (!req.messages || req.messages.length === 0) {
     loadOrUnload(ctx, "chat", spec, numCtx, req.keepAliveMs);
@@ -137,6 +144,7 @@ export async function handleGenerate(ctx: RequestContext): Promise<void> {
   const req = parseGenerateRequest(parseJsonBody(await readRequestBody(ctx), "api.GenerateRequest"));
   const spec = lookup(core, req.model);
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCompletion(spec, req.model, "generate");
   const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
   if (req.prompt === "") {
     loadOrUnload(ctx, "generate", spec, numCtx, req.keepAliveMs);
@@ -229,8 +237,11 @@ export async function handleShow(ctx: RequestContext): Promise<void> {
       [`${spec.family}.context_length`]: spec.contextLength,
       "kubemoot.emulator.kv_mib_per_token": spec.kvMiBPerToken,
       "kubemoot.emulator.weights_mib": spec.weightsMiB,
+      ...(spec.embeddingLength !== undefined
+        ? { [`${spec.family}.embedding_length`]: spec.embeddingLength }
+        : {}),
     },
-    capabilities: ["completion"],
+    capabilities: spec.capabilities,
     modified_at: new Date(core.startedAt).toISOString(),
   };
   sendJson(ctx.res, 200, body);

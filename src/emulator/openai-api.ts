@@ -5,7 +5,7 @@ import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defa
 import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import { openaiSink, runInference } from "./inference.js";
-import { outputPlan } from "./ollama-api.js";
+import { outputPlan, requireCompletion } from "./ollama-api.js";
 import { parseOpenAIChatRequest } from "./requests.js";
 import { hash32, truncateChat } from "./tokenizer.js";
 
@@ -17,6 +17,7 @@ export async function handleChatCompletions(ctx: RequestContext): Promise<void> 
   const spec = core.catalog.get(normalizeModelName(req.model));
   if (!spec) throw new HttpError(404, modelNotFoundMessage(req.model));
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCompletion(spec, req.model, "chat");
   const numCtx = core.gpu.effectiveNumCtx(spec.name);
   const cut = truncateChat(req.messages, numCtx);
   const plan = outputPlan(core.config.outputTokens, req.maxTokens);
