@@ -14,7 +14,7 @@ import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
 import { type ForwardOutcome, forward } from "./forward.js";
 import { ProxyError, sendJson, sendProxyError } from "./http-errors.js";
-import { overlongInput } from "./input-check.js";
+import { embedContext, overlongInput } from "./input-check.js";
 import {
   attributionHeaders,
   type CallHeaders,
@@ -311,7 +311,11 @@ async function runPlaced(
     const openai = OPENAI_APIS.has(call.api);
     refused = overlongInput(
       call,
-      openai ? state?.contextLength || p.contextLength : p.contextLength || providerContext(state, p.model),
+      embedContext(
+        call.inputChars ? await readStates(ctx) : undefined,
+        p.model,
+        openai ? state?.contextLength || p.contextLength : p.contextLength || providerContext(state, p.model),
+      ),
       (chars) => scheduler.promptEstimate(0, chars).generous,
       p,
     );

@@ -148,7 +148,8 @@ function statusError(
       providerFault: false,
     };
   }
-  if (status === 400 || status === 413 || status === 422) {
+  // 501: the engine cannot do this with this model (e.g. embeddings from a chat model).
+  if (status === 400 || status === 413 || status === 422 || status === 501) {
     return {
       error: new ProxyError(400, "bad-request", `the provider rejected the request: ${msg}`, extra),
       providerFault: false,

@@ -1,6 +1,7 @@
 // Embedding batches: every input is embedded on its own, so every input must fit the context
 // the placed copy runs with. An engine truncates an over-long input silently (Ollama's
 // `truncate` defaults to true), so the proxy refuses it instead, naming the input.
+import type { ProviderState } from "../../src/core/index.js";
 import { ProxyError } from "./http-errors.js";
 import type { CallRequest } from "./validate.js";
 
@@ -24,4 +25,23 @@ export function overlongInput(
     );
   }
   return undefined;
+}
+
+/**
+ * The context an embedding model runs with: the placement's, or less when some provider has
+ * the model loaded with less. An engine clamps an embedding model's context to the one it was
+ * trained with, and the proxy pins num_ctx, so a smaller loaded context is that limit — on every
+ * GPU, the cold ones included.
+ */
+export function embedContext(
+  states: readonly ProviderState[] | undefined,
+  model: string,
+  placed: number,
+): number {
+  let out = placed > 0 ? placed : Number.POSITIVE_INFINITY;
+  for (const s of states ?? []) {
+    const c = s.loadedModelContextLengths?.[model];
+    if (c !== undefined && c > 0 && c < out) out = c;
+  }
+  return Number.isFinite(out) ? out : 0;
 }

@@ -162,11 +162,20 @@ function embedRequest(
 export function parseEmbed(body: Record<string, unknown>): CallRequest {
   requireModel(body);
   const inputs = textBatch(body.input, "input") ?? [];
-  optBool(body, "truncate", "truncate");
+  const truncate = optBool(body, "truncate", "truncate");
   optInt(body, "dimensions", "dimensions");
   const opts = runnerOptions(body);
   const keepAlive = keepAliveMs(body);
-  return embedRequest("embed", body, inputs, opts.numCtx, isUnload(inputs.length === 0, keepAlive));
+  const call = embedRequest("embed", body, inputs, opts.numCtx, isUnload(inputs.length === 0, keepAlive));
+  if (truncate === true) {
+    // The caller asked for cuts: the engine may truncate, no input is refused for its length.
+    delete call.inputChars;
+  } else if (inputs.length > 0) {
+    // Ollama cuts an over-long input silently by default; asked not to, it refuses it instead
+    // (the proxy's own check cannot know a context the engine clamps at load).
+    body.truncate = false;
+  }
+  return call;
 }
 
 /** POST /api/embeddings (legacy): one `prompt`; none = a load request. */
