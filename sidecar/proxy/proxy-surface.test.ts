@@ -133,6 +133,20 @@ describe("proxy: OpenAI routes a provider does not serve", () => {
     expect(ok.headers.get("x-kubemoot-provider")).toBe(provider);
   });
 
+  it("/v1/completions (stream or not) is placed and ticketed like chat; an engine without it is an OpenAI 404", async () => {
+    await harness();
+    for (const stream of [false, true]) {
+      const res = await post("/v1/completions", { model: "qwen3:8b", prompt: ["one", "two"], stream });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("x-kubemoot-ticket")).not.toBe("");
+      expect(res.headers.get("x-kubemoot-model")).toBe("qwen3:8b");
+      expect(res.json()).toMatchObject({
+        error: { code: "route_not_served", message: expect.stringContaining("/v1/completions") },
+      });
+    }
+    await noTickets();
+  });
+
   it("responses.create through the openai client raises NotFoundError when the engine lacks the route", async () => {
     await harness();
     const err = await rejection(openai().responses.create({ model: "qwen3:8b", input: "hello" }));
