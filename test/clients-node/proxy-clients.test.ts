@@ -57,12 +57,20 @@ describe("ollama (npm)", () => {
   const ollama = () => new Ollama({ host: base });
 
   it("chat, whole and streamed", async () => {
-    const whole = await ollama().chat({ model: "qwen3:8b", messages: user("hello"), options: { num_predict: 5 } });
+    const whole = await ollama().chat({
+      model: "qwen3:8b",
+      messages: user("hello"),
+      options: { num_predict: 5 },
+    });
     expect(whole.message.role).toBe("assistant");
     expect(whole.eval_count).toBe(5);
     let text = "";
     let last: { done: boolean; prompt_eval_count: number } | undefined;
-    for await (const part of await ollama().chat({ model: "qwen3:8b", messages: user("again"), stream: true })) {
+    for await (const part of await ollama().chat({
+      model: "qwen3:8b",
+      messages: user("again"),
+      stream: true,
+    })) {
       text += part.message.content;
       last = part;
     }
@@ -73,7 +81,11 @@ describe("ollama (npm)", () => {
   });
 
   it("generate", async () => {
-    const g = await ollama().generate({ model: "qwen3:8b", prompt: "Write a haiku.", options: { num_predict: 4 } });
+    const g = await ollama().generate({
+      model: "qwen3:8b",
+      prompt: "Write a haiku.",
+      options: { num_predict: 4 },
+    });
     expect(g.done).toBe(true);
     expect(g.eval_count).toBe(4);
     await released();
@@ -95,7 +107,11 @@ describe("ollama (npm)", () => {
     expect(show.details.family).toBe("qwen3");
     // The earlier tests loaded both models on the one GPU; /api/ps shows them once a probe
     // published them.
-    const loaded = async () => (await ollama().ps()).models.map((m) => m.name).sort().join(",");
+    const loaded = async () =>
+      (await ollama().ps()).models
+        .map((m) => m.name)
+        .sort()
+        .join(",");
     await waitUntil(async () => (await loaded()) === "nomic-embed-text:latest,qwen3:8b", 10_000, "ps");
   });
 
@@ -112,7 +128,11 @@ describe("openai (npm)", () => {
   const openai = () => new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused", maxRetries: 0 });
 
   it("chat, whole and streamed with include_usage", async () => {
-    const whole = await openai().chat.completions.create({ model: "qwen3:8b", messages: user("hi"), max_tokens: 5 });
+    const whole = await openai().chat.completions.create({
+      model: "qwen3:8b",
+      messages: user("hi"),
+      max_tokens: 5,
+    });
     expect(whole.choices[0]?.message.role).toBe("assistant");
     expect(whole.usage?.completion_tokens).toBe(5);
     const stream = await openai().chat.completions.create({
