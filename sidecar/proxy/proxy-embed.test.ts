@@ -111,6 +111,19 @@ describe("proxy: embeddings are placed like chat calls", () => {
     await noTickets();
   });
 
+  it("a chat model asked to embed is the caller's 400; an unload is answered, not forwarded", async () => {
+    await harness({ providers: WITH_EMBEDDER });
+    const res = await post("/api/embed", { model: "qwen3:8b", input: "x" });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ reason: "bad-request", error: expect.stringMatching(/embeddings/) });
+    expect(res.headers.get("x-kubemoot-provider")).toMatch(/^rtx/);
+    await noTickets();
+    const unload = await post("/api/embed", { model: "nomic-embed-text", keep_alive: 0 });
+    expect(unload.status).toBe(200);
+    expect(unload.json()).toMatchObject({ model: EMBEDDER, embeddings: [] });
+    expect(unload.headers.get("x-kubemoot-ticket")).toBeNull();
+  });
+
   it("bad embedding bodies are 400 naming the field; nothing is claimed", async () => {
     await harness({ providers: WITH_EMBEDDER });
     const a = await post("/api/embed", { model: "nomic-embed-text", input: ["ok", 7] });
