@@ -13,7 +13,7 @@ import { acquire } from "./acquire.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
 import { type ForwardOutcome, forward } from "./forward.js";
-import { ProxyError, sendJson, sendProxyError } from "./http-errors.js";
+import { openaiError, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
 import { embedContext, overlongInput } from "./input-check.js";
 import {
   attributionHeaders,
@@ -117,10 +117,12 @@ export async function handleCall(
     truncated: false,
     numCtx: undefined,
   };
+  const shape = OPENAI_APIS.has(api) ? "openai" : "ollama";
   const fail = (err: ProxyError, headers: Record<string, string> = {}) => {
-    record.status = err.status;
+    // The status on the wire (an OpenAI route answers a prompt too large with 400).
+    record.status = shape === "openai" ? openaiError(err).status : err.status;
     record.reason = err.reason;
-    sendProxyError(res, err, headers, OPENAI_APIS.has(api) ? "openai" : "ollama");
+    sendProxyError(res, err, headers, shape);
   };
   try {
     const call = PARSERS[api](parseJsonObject(await readBody(req, settings.maxBodyBytes)));

@@ -7,6 +7,7 @@ import { Ollama } from "ollama";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { chat, closeHarnesses, h, harness, noTickets, post } from "../../test/helpers/proxy-calls.js";
+import type { CallRecord } from "./options.js";
 
 afterEach(closeHarnesses);
 
@@ -38,7 +39,8 @@ describe("proxy: OpenAI errors in OpenAI's shape", () => {
   });
 
   it("a prompt no context holds → BadRequestError context_length_exceeded; nothing claimed", async () => {
-    await harness();
+    const records: CallRecord[] = [];
+    await harness({ hooks: { onCall: (r) => records.push(r) } });
     const err = await rejection(
       openai().chat.completions.create({
         model: "qwen3:8b",
@@ -50,6 +52,8 @@ describe("proxy: OpenAI errors in OpenAI's shape", () => {
     expect(err.code).toBe("context_length_exceeded");
     expect(err.type).toBe("invalid_request_error");
     expect(err.headers?.get("x-kubemoot-reason")).toBe("prompt-too-large");
+    // The call record (and so the metrics) says what went on the wire.
+    expect(records.map((r) => [r.status, r.reason])).toEqual([[400, "prompt-too-large"]]);
     await noTickets();
   });
 
