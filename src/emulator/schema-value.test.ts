@@ -1,5 +1,5 @@
 // Values generated for JSON schemas validate against them (ajv), for many seeds.
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { Rng } from "../prng/index.js";
@@ -7,7 +7,7 @@ import { requestedTools } from "./answer.js";
 import { valueFor } from "./schema-value.js";
 
 const ajv = new Ajv({ strict: false });
-addFormats(ajv);
+addFormats.default(ajv);
 
 const SCHEMAS: Record<string, object> = {
   scalars: {

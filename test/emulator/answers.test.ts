@@ -1,6 +1,6 @@
 // What the emulator's answers contain, over HTTP with the official clients: structured output
 // (`format`, `response_format`), tool calls, and thinking. Schemas are checked with ajv.
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
@@ -12,7 +12,7 @@ let emu: EmulatorHandle;
 let ollama: Ollama;
 let openai: OpenAI;
 const ajv = new Ajv({ strict: false });
-addFormats(ajv);
+addFormats.default(ajv);
 
 beforeAll(async () => {
   emu = await startEmulator({
