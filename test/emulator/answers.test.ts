@@ -362,4 +362,46 @@ describe("the OpenAI route (openai client)", () => {
       .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
   });
+
+  it("reasoning_effort turns thinking on: message.reasoning, streamed first as delta.reasoning", async () => {
+    const body = {
+      model: "qwen3:8b",
+      messages: [{ role: "user", content: "why?" }],
+      reasoning_effort: "high",
+      stream: false,
+    };
+    const r = await postJson(`${emu.url}/v1/chat/completions`, body);
+    const msg = JSON.parse(r.text).choices[0].message;
+    expect(msg.reasoning.length).toBeGreaterThan(0);
+    expect(msg.content.length).toBeGreaterThan(0);
+    const stream = await openai.chat.completions.create({
+      model: "qwen3:8b",
+      messages: [{ role: "user", content: "why?" }],
+      reasoning_effort: "high",
+      stream: true,
+    });
+    let order = "";
+    for await (const c of stream) {
+      const d = c.choices[0]?.delta as { reasoning?: string; content?: string } | undefined;
+      if (d?.reasoning) order += "r";
+      else if (d?.content) order += "c";
+    }
+    expect(order).toBe("rrrrrrrrcccccccc");
+    const none = await openai.chat.completions
+      .create({ model: "llama3.1:8b", messages: [{ role: "user", content: "x" }], reasoning_effort: "low" })
+      .catch((e: unknown) => e);
+    expect(none).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
+  it("max_tokens cuts JSON and tool calls short: finish_reason length, no calls", async () => {
+    const r = await openai.chat.completions.create({
+      model: "qwen3:8b",
+      messages: [{ role: "user", content: "What is the weather in Paris?" }],
+      tools: [WEATHER],
+      max_tokens: 3,
+    });
+    expect(r.choices[0]?.finish_reason).toBe("length");
+    expect(r.choices[0]?.message.tool_calls ?? []).toHaveLength(0);
+    expect(r.usage?.completion_tokens).toBe(3);
+  });
 });
