@@ -211,10 +211,9 @@ describe("@langchain/ollama", () => {
   });
 });
 
-// These need the emulator to honour `format` (JSON schema), produce tool calls and `thinking`,
-// and serve /v1/completions; the proxy passes all of them through untouched. Enabled once the
-// emulator does (the emulator's fidelity work, issue 18).
-describe.skip("agent features through the proxy (need the emulator's format, tools, thinking, /v1/completions)", () => {
+// Agent features the proxy passes through untouched: tools, thinking and structured output
+// (`format`, a JSON schema) — the emulator produces them deterministically.
+describe("agent features through the proxy", () => {
   it("ollama: tools", async () => {
     const res = await new Ollama({ host: base }).chat({
       model: "qwen3:8b",
@@ -235,19 +234,25 @@ describe.skip("agent features through the proxy (need the emulator's format, too
     await released();
   });
 
-  it("openai: legacy completions, whole and streamed", async () => {
-    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused", maxRetries: 0 });
-    const whole = await client.completions.create({ model: "qwen3:8b", prompt: "Once upon", max_tokens: 4 });
-    expect(whole.choices[0]?.text.length).toBeGreaterThan(0);
-    expect(whole.usage?.prompt_tokens).toBeGreaterThan(0);
-    let text = "";
-    for await (const c of await client.completions.create({
+  it("ollama: thinking", async () => {
+    const res = await new Ollama({ host: base }).chat({
       model: "qwen3:8b",
-      prompt: "Again",
-      stream: true,
-    }))
-      text += c.choices[0]?.text ?? "";
-    expect(text.length).toBeGreaterThan(0);
+      messages: user("Think first, then answer."),
+      think: true,
+      stream: false,
+    });
+    expect(res.message.thinking?.length ?? 0).toBeGreaterThan(0);
+    await released();
+  });
+
+  it("ollama: format (JSON schema)", async () => {
+    const res = await new Ollama({ host: base }).chat({
+      model: "qwen3:8b",
+      messages: user("Describe a city."),
+      format: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      stream: false,
+    });
+    expect(typeof (JSON.parse(res.message.content) as { city: unknown }).city).toBe("string");
     await released();
   });
 
@@ -262,6 +267,27 @@ describe.skip("agent features through the proxy (need the emulator's format, too
     const out = (await structured.invoke("Ada is 36.")) as { name: unknown; age: unknown };
     expect(typeof out.name).toBe("string");
     expect(Number.isInteger(out.age)).toBe(true);
+    await released();
+  });
+});
+
+// The emulator does not serve /v1/completions (real Ollama does): through the proxy it is placed
+// and answered as an OpenAI 404 naming the route (sidecar/proxy/proxy-surface.test.ts). Enabled
+// once the emulator serves the route.
+describe.skip("legacy completions (needs the emulator's /v1/completions)", () => {
+  it("openai: legacy completions, whole and streamed", async () => {
+    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused", maxRetries: 0 });
+    const whole = await client.completions.create({ model: "qwen3:8b", prompt: "Once upon", max_tokens: 4 });
+    expect(whole.choices[0]?.text.length).toBeGreaterThan(0);
+    expect(whole.usage?.prompt_tokens).toBeGreaterThan(0);
+    let text = "";
+    for await (const c of await client.completions.create({
+      model: "qwen3:8b",
+      prompt: "Again",
+      stream: true,
+    }))
+      text += c.choices[0]?.text ?? "";
+    expect(text.length).toBeGreaterThan(0);
     await released();
   });
 });
