@@ -13,7 +13,8 @@ import { acquire } from "./acquire.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
 import { type ForwardOutcome, forward } from "./forward.js";
-import { ProxyError, sendJson, sendProxyError } from "./http-errors.js";
+import { openaiError, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
+import { embedContext, overlongInput } from "./input-check.js";
 import {
   attributionHeaders,
   type CallHeaders,
@@ -24,7 +25,21 @@ import { applyNumCtx, decideNumCtx, type NumCtxDecision } from "./num-ctx.js";
 import type { CallRecord, ProxyHooks, ProxySettings } from "./options.js";
 import { refusalError, schedulerError } from "./refusal-errors.js";
 import { releaseCall } from "./release.js";
-import { type Api, type CallRequest, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
+import {
+  type Api,
+  type CallRequest,
+  OPENAI_APIS,
+  parseChat,
+  parseGenerate,
+  parseOpenAIChat,
+} from "./validate.js";
+import {
+  parseEmbed,
+  parseLegacyEmbeddings,
+  parseOpenAICompletion,
+  parseOpenAIEmbed,
+  parseResponses,
+} from "./validate-surface.js";
 
 /** Placements a call gets when its provider refuses or resets the connection before answering. */
 const UNREACHABLE_ATTEMPTS = 2;
@@ -44,11 +59,18 @@ const PARSERS: Record<Api, (body: Record<string, unknown>) => CallRequest> = {
   chat: parseChat,
   generate: parseGenerate,
   openai: parseOpenAIChat,
+  completions: parseOpenAICompletion,
+  responses: parseResponses,
+  embed: parseEmbed,
+  embeddings: parseLegacyEmbeddings,
+  "openai-embed": parseOpenAIEmbed,
 };
 
 /** An answer to Ollama's unload request that the proxy gives itself (see README.md). */
 function unloadAnswer(call: CallRequest) {
   const base = { model: call.model, created_at: new Date().toISOString() };
+  if (call.api === "embed") return { model: call.model, embeddings: [] };
+  if (call.api === "embeddings") return { embedding: [] };
   return call.api === "chat"
     ? { ...base, message: { role: "assistant", content: "" }, done_reason: "unload", done: true }
     : { ...base, response: "", done: true, done_reason: "unload" };
@@ -95,10 +117,12 @@ export async function handleCall(
     truncated: false,
     numCtx: undefined,
   };
+  const shape = OPENAI_APIS.has(api) ? "openai" : "ollama";
   const fail = (err: ProxyError, headers: Record<string, string> = {}) => {
-    record.status = err.status;
+    // The status on the wire (an OpenAI route answers a prompt too large with 400).
+    record.status = shape === "openai" ? openaiError(err).status : err.status;
     record.reason = err.reason;
-    sendProxyError(res, err, headers);
+    sendProxyError(res, err, headers, shape);
   };
   try {
     const call = PARSERS[api](parseJsonObject(await readBody(req, settings.maxBodyBytes)));
@@ -286,7 +310,20 @@ async function runPlaced(
   let refused: ProxyError | undefined;
   let numCtx: NumCtxDecision | undefined;
   try {
-    if (call.api === "openai") {
+    const openai = OPENAI_APIS.has(call.api);
+    refused = overlongInput(
+      call,
+      embedContext(
+        call.inputChars ? await readStates(ctx) : undefined,
+        p.model,
+        openai ? state?.contextLength || p.contextLength : p.contextLength || providerContext(state, p.model),
+      ),
+      (chars) => scheduler.promptEstimate(0, chars).generous,
+      p,
+    );
+    if (refused) {
+      // an over-long embedding input, refused by name
+    } else if (openai) {
       // No num_ctx on this API: it runs at the provider's configured context.
       const ctxLen = state?.contextLength || p.contextLength;
       if (ctxLen > 0 && generous > ctxLen) {
@@ -322,7 +359,7 @@ async function runPlaced(
     }
     call.body.model = p.model;
     let hideUsage = false;
-    if (call.api === "openai" && call.stream && !call.includeUsage) {
+    if ((call.api === "openai" || call.api === "completions") && call.stream && !call.includeUsage) {
       // Ask for the usage chunk (the engine's prompt count) and keep it from the caller.
       const so = call.body.stream_options;
       call.body.stream_options = {

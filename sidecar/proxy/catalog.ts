@@ -96,6 +96,12 @@ export function openaiModelsBody(states: readonly ProviderState[], nowMs = Date.
   };
 }
 
+/** GET /v1/models/{id}: the catalog's entry for `id` (normalised), or undefined. */
+export function openaiModel(states: readonly ProviderState[], id: string, nowMs = Date.now()) {
+  const want = normalizeModelName(id);
+  return openaiModelsBody(states, nowMs).data.find((m) => m.id === want);
+}
+
 /** The context a provider gives `model`: loaded context, else configured; 0 = unknown. */
 export function providerContext(s: ProviderState | undefined, model: string): number {
   if (!s) return 0;

@@ -21,7 +21,8 @@ import {
   sseTap,
 } from "./framing.js";
 import { ProxyError } from "./http-errors.js";
-import type { Api } from "./validate.js";
+import { PATHS, routeNotServed } from "./upstream-routes.js";
+import { type Api, OPENAI_APIS } from "./validate.js";
 
 const ERROR_BODY_LIMIT = 64 * 1024;
 /** Non-streamed answers are buffered (so that a failure can still be a clean 502) up to this. */
@@ -85,12 +86,6 @@ export type ForwardOutcome =
    */
   | { kind: "client-gone"; answered: boolean; ttfbMs: number; latencyMs: number };
 
-const PATHS: Record<Api, string> = {
-  chat: "/api/chat",
-  generate: "/api/generate",
-  openai: "/v1/chat/completions",
-};
-
 function errCode(err: unknown): string | undefined {
   let e: unknown = err;
   for (let depth = 0; depth < 5 && e && typeof e === "object"; depth++) {
@@ -141,7 +136,20 @@ function statusError(
 ): { error: ProxyError; providerFault: boolean } {
   const msg = upstreamMessage(text);
   const extra = { provider: i.provider, upstream_status: status };
-  if (status === 400 || status === 413 || status === 422) {
+  if (routeNotServed(status, text)) {
+    // The provider is fine; it just does not serve this API (e.g. an older engine).
+    return {
+      error: new ProxyError(
+        404,
+        "route-not-served",
+        `provider ${i.provider} does not serve ${PATHS[i.api]} (it answered ${status}: ${msg})`,
+        extra,
+      ),
+      providerFault: false,
+    };
+  }
+  // 501: the engine cannot do this with this model (e.g. embeddings from a chat model).
+  if (status === 400 || status === 413 || status === 422 || status === 501) {
     return {
       error: new ProxyError(400, "bad-request", `the provider rejected the request: ${msg}`, extra),
       providerFault: false,
@@ -213,7 +221,7 @@ function pump(
 
 /** The error unit that ends a broken stream (on a unit boundary). */
 export function errorUnit(api: Api, message: string, clean: boolean): string {
-  if (api === "openai") {
+  if (OPENAI_APIS.has(api)) {
     const ev = `data: ${JSON.stringify({ error: { message, type: "api_error", reason: "provider-failure" } })}\n\n`;
     return clean ? ev : `\n\n${ev}`;
   }
@@ -258,7 +266,7 @@ async function forwardOnce(
       headers: {
         "content-type": "application/json",
         accept: i.stream
-          ? i.api === "openai"
+          ? OPENAI_APIS.has(i.api)
             ? "text/event-stream"
             : "application/x-ndjson"
           : "application/json",
@@ -335,7 +343,7 @@ async function forwardOnce(
     "x-accel-buffering": "no",
     ...i.headers,
   });
-  const tap: FrameTap = i.api === "openai" ? sseTap(i.hideUsage) : ndjsonTap();
+  const tap: FrameTap = OPENAI_APIS.has(i.api) ? sseTap(i.hideUsage) : ndjsonTap();
   let ttfbMs = 0;
   try {
     await pump(body, res, tap, () => {
@@ -453,8 +461,9 @@ async function bufferedAnswer(
       latencyMs: since(),
     };
   }
-  const report = i.api === "openai" ? openaiReport(obj) : ollamaReport(obj);
-  if (i.api === "openai") report.done = report.done || Array.isArray(obj.choices);
+  const openai = OPENAI_APIS.has(i.api);
+  const report = openai ? openaiReport(obj) : ollamaReport(obj);
+  if (openai) report.done = report.done || Array.isArray(obj.choices);
   const res = i.res;
   if (res.destroyed) return { kind: "client-gone", answered: true, ttfbMs, latencyMs: since() };
   res.writeHead(statusCode, {

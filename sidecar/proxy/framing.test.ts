@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorUnit } from "./forward.js";
-import { ndjsonTap, sseTap } from "./framing.js";
+import { ndjsonTap, openaiReport, sseTap } from "./framing.js";
 
 const b = (s: string) => Buffer.from(s);
 const text = (x: Buffer | undefined) => (x === undefined ? "" : x.toString("utf8"));
@@ -65,5 +65,32 @@ describe("errorUnit", () => {
     expect(errorUnit("chat", "x", true)).toBe('{"error":"x","reason":"provider-failure"}\n');
     expect(errorUnit("chat", "x", false).startsWith("\n{")).toBe(true);
     expect(errorUnit("openai", "x", true)).toMatch(/^data: \{"error":\{"message":"x"/);
+  });
+});
+
+describe("the Responses API and legacy completions", () => {
+  it("a Responses stream is done at response.completed, with input/output tokens from its usage", () => {
+    const tap = sseTap(false);
+    const events = [
+      'event: response.created\ndata: {"type":"response.created","response":{"status":"in_progress","usage":null}}\n\n',
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hi"}\n\n',
+      'event: response.completed\ndata: {"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":21,"output_tokens":4,"total_tokens":25}}}\n\n',
+    ];
+    const out = events.map((e) => text(tap.push(b(e))));
+    expect(out).toEqual(events);
+    expect(tap.report()).toEqual({ promptTokens: 21, outputTokens: 4, done: true, error: undefined });
+  });
+
+  it("a whole Responses answer and a legacy completion report their counts", () => {
+    expect(
+      openaiReport({ object: "response", status: "completed", usage: { input_tokens: 9, output_tokens: 2 } }),
+    ).toEqual({ promptTokens: 9, outputTokens: 2, done: true, error: undefined });
+    expect(
+      openaiReport({
+        object: "text_completion",
+        choices: [{ text: "x", finish_reason: "stop" }],
+        usage: { prompt_tokens: 5, completion_tokens: 1 },
+      }),
+    ).toEqual({ promptTokens: 5, outputTokens: 1, done: true, error: undefined });
   });
 });

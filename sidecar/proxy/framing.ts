@@ -73,12 +73,29 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
 /** What one OpenAI JSON object (a whole completion, or one chunk) reports. */
 export function openaiReport(obj: Record<string, unknown> | undefined): StreamReport {
   if (!obj) return { promptTokens: 0, outputTokens: 0, done: false, error: undefined };
-  const usage = obj.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
+  // The Responses API nests its answer in stream events (`{"type", "response": {...}}`) and
+  // counts input/output tokens; chat and completions count prompt/completion tokens.
+  const response = (typeof obj.response === "object" && obj.response !== null ? obj.response : obj) as Record<
+    string,
+    unknown
+  >;
+  const usage = (obj.usage ?? response.usage) as
+    | {
+        prompt_tokens?: unknown;
+        completion_tokens?: unknown;
+        input_tokens?: unknown;
+        output_tokens?: unknown;
+      }
+    | undefined;
   const choices = Array.isArray(obj.choices) ? (obj.choices as Array<{ finish_reason?: unknown }>) : [];
+  const finished =
+    obj.type === "response.completed" ||
+    obj.type === "response.incomplete" ||
+    response.status === "completed";
   return {
-    promptTokens: num(usage?.prompt_tokens),
-    outputTokens: num(usage?.completion_tokens),
-    done: choices.some((c) => typeof c?.finish_reason === "string"),
+    promptTokens: num(usage?.prompt_tokens) || num(usage?.input_tokens),
+    outputTokens: num(usage?.completion_tokens) || num(usage?.output_tokens),
+    done: finished || choices.some((c) => typeof c?.finish_reason === "string"),
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
   };
 }
@@ -142,7 +159,9 @@ export function ndjsonTap(): FrameTap {
 }
 
 const DATA_PREFIX = "data:";
-const MARKERS = ['"usage"', '"error"', '"finish_reason":"', "[DONE]"].map((m) => Buffer.from(m));
+const MARKERS = ['"usage"', '"error"', '"finish_reason":"', "[DONE]", '"response.completed"'].map((m) =>
+  Buffer.from(m),
+);
 
 /**
  * SSE: forwards whole events; notes usage, finish and error events. With `hideUsage`, drops

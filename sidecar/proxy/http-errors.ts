@@ -1,5 +1,7 @@
-// The proxy's HTTP errors: one JSON shape on every route, `{"error": "...", "reason": "...", ...}`,
-// with the status that names the class of failure (README.md in this folder lists them).
+// The proxy's HTTP errors, in each API's own shape: Ollama routes answer
+// `{"error": "...", "reason": "...", ...}`; OpenAI routes (/v1/*) answer
+// `{"error": {"message", "type", "param", "code", ...}}` with the statuses the OpenAI SDKs map to
+// typed errors. Both carry the reason in `X-Kubemoot-Reason` (README.md in this folder).
 import type { ServerResponse } from "node:http";
 
 export type ProxyReason =
@@ -7,6 +9,8 @@ export type ProxyReason =
   | "body-too-large"
   | "forbidden"
   | "not-found"
+  | "route-not-served"
+  | "managed-by-operator"
   | "model-not-found"
   | "prompt-too-large"
   | "model-too-large"
@@ -60,25 +64,66 @@ export function sendJson(
   res.end(text);
 }
 
+/** Which API's error shape a route answers in. */
+export type ErrorShape = "ollama" | "openai";
+
+export function shapeOfPath(path: string): ErrorShape {
+  return path.startsWith("/v1/") ? "openai" : "ollama";
+}
+
+/** OpenAI error codes the SDKs and agent frameworks test for; other reasons keep their name. */
+const OPENAI_CODES: Partial<Record<ProxyReason, string>> = {
+  "prompt-too-large": "context_length_exceeded",
+  "model-not-found": "model_not_found",
+  "body-too-large": "request_too_large",
+};
+
 /**
- * Sends a ProxyError as `{"error", "reason", ...extra}`; an oversized body on the OpenAI routes
- * as OpenAI's `{"error": {"message", "type", "param", "code"}}`, which OpenAI clients parse.
+ * The status and body of an error on an OpenAI route. A prompt too large is the caller's
+ * request (400 context_length_exceeded, as OpenAI answers it), not 413, which the SDKs do not
+ * type; everything else keeps its status.
+ */
+export function openaiError(err: ProxyError): { status: number; body: unknown } {
+  const status = err.reason === "prompt-too-large" ? 400 : err.status;
+  const type =
+    status === 429
+      ? "rate_limit_error"
+      : status === 403
+        ? "permission_error"
+        : status >= 500
+          ? "server_error"
+          : "invalid_request_error";
+  const field = err.extra.field;
+  return {
+    status,
+    body: {
+      error: {
+        message: err.message,
+        type,
+        param: typeof field === "string" ? field : null,
+        code: OPENAI_CODES[err.reason] ?? err.reason.replaceAll("-", "_"),
+        reason: err.reason,
+        ...err.extra,
+      },
+    },
+  };
+}
+
+/**
+ * Sends a ProxyError in the route's shape: Ollama `{"error", "reason", ...extra}`, or OpenAI
+ * `{"error": {"message", "type", "param", "code", ...}}`; the reason also in X-Kubemoot-Reason.
  */
 export function sendProxyError(
   res: ServerResponse,
   err: ProxyError,
   headers: Record<string, string> = {},
+  shape: ErrorShape = shapeOfPath(res.req?.url ?? ""),
 ): void {
-  const openai = err.reason === "body-too-large" && (res.req?.url ?? "").startsWith("/v1/");
-  const body = openai
-    ? {
-        error: {
-          message: err.message,
-          type: "invalid_request_error",
-          param: null,
-          code: "request_too_large",
-        },
-      }
-    : { error: err.message, reason: err.reason, ...err.extra };
-  sendJson(res, err.status, body, { ...headers, ...err.headers });
+  const all = { ...headers, ...err.headers, "x-kubemoot-reason": err.reason };
+  if (shape === "openai") {
+    const o = openaiError(err);
+    sendJson(res, o.status, o.body, all);
+    return;
+  }
+  sendJson(res, err.status, { error: err.message, reason: err.reason, ...err.extra }, all);
 }

@@ -24,8 +24,13 @@ describe("proxy: context and num_ctx", () => {
       expect(e.gpu().runners).toEqual([]);
       expect(e.gpu().pending).toEqual([]);
     }
+    // The OpenAI API answers it as OpenAI does: 400 context_length_exceeded.
     const oa = await post("/v1/chat/completions", chat("qwen3:8b", "word ".repeat(40_000)));
-    expect(oa.status).toBe(413);
+    expect(oa.status).toBe(400);
+    expect(oa.json()).toMatchObject({
+      error: { code: "context_length_exceeded", type: "invalid_request_error", largest_context: 32768 },
+    });
+    expect(oa.headers.get("x-kubemoot-reason")).toBe("prompt-too-large");
     await noTickets();
   });
 

@@ -247,7 +247,18 @@ describe("proxy: bad input", () => {
       const res = await post(path, body);
       expect(res.status, `${path} ${String(body).slice(0, 60)}`).toBe(400);
       expect(res.headers.get("content-type")).toContain("application/json");
-      expect(res.json()).toMatchObject({ reason: "bad-request", error: expect.stringMatching(message) });
+      // Each API's own shape: Ollama's {"error": "..."}, OpenAI's {"error": {"message", ...}}.
+      const answer = res.json();
+      if (path.startsWith("/v1/")) {
+        expect(answer).toMatchObject({
+          error: {
+            message: expect.stringMatching(message),
+            type: "invalid_request_error",
+            code: "bad_request",
+          },
+        });
+      } else expect(answer).toMatchObject({ reason: "bad-request", error: expect.stringMatching(message) });
+      expect(res.headers.get("x-kubemoot-reason")).toBe("bad-request");
     }
     const big = await post("/api/chat", {
       model: "qwen3:8b",

@@ -8,7 +8,7 @@ import type { ForwardOutcome } from "./forward.js";
 import type { ProxyError } from "./http-errors.js";
 import type { NumCtxDecision } from "./num-ctx.js";
 import type { CallRecord } from "./options.js";
-import type { CallRequest } from "./validate.js";
+import { type CallRequest, EMBED_APIS } from "./validate.js";
 
 /** Releases the ticket with what the call told; reports a silent cut. Never throws. */
 export async function releaseCall(
@@ -26,7 +26,8 @@ export async function releaseCall(
   const reported = report?.promptTokens ?? 0;
   record.promptTokens = reported;
   record.outputTokens = report?.outputTokens ?? 0;
-  const sentCtx = numCtx && numCtx.kind !== "refuse" ? numCtx.value : undefined;
+  // A batch's count covers every input, so it says nothing about filling one input's context.
+  const sentCtx = numCtx && numCtx.kind !== "refuse" && !EMBED_APIS.has(call.api) ? numCtx.value : undefined;
   // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
   // left by its client before any answer) says nothing about the provider: it is released as
   // not run, so it neither counts as a failure nor records the model resident.
@@ -71,7 +72,7 @@ export async function releaseCall(
       ran,
       latencyMs: Math.round(latencyMs),
       promptTokens: reported,
-      promptChars: call.promptChars,
+      promptChars: call.learnChars ?? call.promptChars,
       outputTokens: report?.outputTokens ?? 0,
       loadMs: Math.round(report?.loadMs ?? 0),
       providerUnreachable: unreachable,

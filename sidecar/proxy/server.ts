@@ -1,8 +1,11 @@
 // The proxy's HTTP server: routing, in-flight accounting and graceful shutdown.
 //
 //   POST /api/chat, /api/generate, /v1/chat/completions   placed and forwarded (call.ts)
+//   POST /v1/completions, /v1/responses                    placed and forwarded (call.ts)
+//   POST /api/embed, /api/embeddings, /v1/embeddings       placed and forwarded (call.ts)
 //   POST /api/show                                         forwarded to a provider that has the model
-//   GET  /api/tags, /api/ps, /v1/models                    aggregated over the providers' states
+//   GET  /api/tags, /api/ps, /v1/models, /v1/models/{id}   aggregated over the providers' states
+//   /api/pull, /api/delete, /api/copy, /api/create, ...    403: models are the operator's (management.ts)
 //   GET  /api/version                                      the configured version
 //   GET, HEAD /                                            "Ollama is running" (client health checks)
 import { setMaxListeners } from "node:events";
@@ -16,8 +19,9 @@ import { silentLogger } from "../../src/log/index.js";
 import { type EndpointAllowlist, http1LimitOptions, resolveListenerLimits } from "../../src/net/index.js";
 import { oversizedBodyDone, parseJsonObject, readBody } from "./body.js";
 import { type CallContext, handleCall } from "./call.js";
-import { openaiModelsBody, psBody, tagsBody } from "./catalog.js";
-import { badRequest, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
+import { openaiModel, openaiModelsBody, psBody, tagsBody } from "./catalog.js";
+import { badRequest, ProxyError, sendJson, sendProxyError, shapeOfPath } from "./http-errors.js";
+import { managementRefusal } from "./management.js";
 import { DEFAULT_PROXY_PORT, type ProxyOptions, type ProxySettings, resolveSettings } from "./options.js";
 import type { Api } from "./validate.js";
 
@@ -44,6 +48,11 @@ const INFERENCE: Record<string, Api> = {
   "/api/chat": "chat",
   "/api/generate": "generate",
   "/v1/chat/completions": "openai",
+  "/v1/completions": "completions",
+  "/v1/responses": "responses",
+  "/api/embed": "embed",
+  "/api/embeddings": "embeddings",
+  "/v1/embeddings": "openai-embed",
 };
 
 /**
@@ -119,10 +128,12 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     if (api !== undefined && method === "POST") {
       if (draining) {
         req.resume();
-        sendProxyError(res, new ProxyError(503, "shutting-down", "the sidecar is shutting down"), {
-          connection: "close",
-          "retry-after": "1",
-        });
+        sendProxyError(
+          res,
+          new ProxyError(503, "shutting-down", "the sidecar is shutting down"),
+          { connection: "close", "retry-after": "1" },
+          shapeOfPath(path),
+        );
         return;
       }
       inflight++;
@@ -130,7 +141,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
       const p = handleCall(ctx, api, req, res)
         .catch((err: unknown) => {
           logger.error({ err }, "proxy: call handler failed");
-          sendProxyError(res, new ProxyError(500, "internal", "internal error"));
+          sendProxyError(res, new ProxyError(500, "internal", "internal error"), {}, shapeOfPath(path));
         })
         .finally(() => {
           calls.delete(p);
@@ -142,10 +153,10 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
       return;
     }
     serveOther(method, path, req, res).catch((err: unknown) => {
-      if (err instanceof ProxyError) sendProxyError(res, err);
+      if (err instanceof ProxyError) sendProxyError(res, err, {}, shapeOfPath(path));
       else {
         logger.error({ err, path }, "proxy: request failed");
-        sendProxyError(res, new ProxyError(500, "internal", "internal error"));
+        sendProxyError(res, new ProxyError(500, "internal", "internal error"), {}, shapeOfPath(path));
       }
     });
   };
@@ -165,9 +176,29 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     if (path === "/api/tags" && get) return sendJson(res, 200, tagsBody(await states()));
     if (path === "/api/ps" && get) return sendJson(res, 200, psBody(await states()));
     if (path === "/v1/models" && get) return sendJson(res, 200, openaiModelsBody(await states()));
+    if (path.startsWith("/v1/models/") && get) return retrieveModel(path.slice("/v1/models/".length), res);
     if (path === "/api/show" && method === "POST") return show(req, res);
     req.resume();
+    const managed = managementRefusal(method, path);
+    if (managed) throw managed;
     throw new ProxyError(404, "not-found", `no route ${method} ${path}`);
+  };
+
+  /** GET /v1/models/{id} (ids may hold slashes: "hf.co/org/model:tag"). */
+  const retrieveModel = async (raw: string, res: ServerResponse) => {
+    let id: string;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      throw badRequest("not a valid URL-encoded model id", "model");
+    }
+    const entry = openaiModel(await states(), id);
+    if (!entry) {
+      throw new ProxyError(404, "model-not-found", `The model \`${id}\` does not exist on this fleet`, {
+        model: id,
+      });
+    }
+    sendJson(res, 200, entry);
   };
 
   /** POST /api/show: asked of a ready provider that has the model (no ticket: it loads nothing). */

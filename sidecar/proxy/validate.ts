@@ -5,7 +5,21 @@ import { type ChatMessage, type ChatToolSpec, promptChars } from "../../src/core
 import { normalizeModelName } from "../../src/engines/index.js";
 import { badRequest } from "./http-errors.js";
 
-export type Api = "chat" | "generate" | "openai";
+export type Api =
+  | "chat"
+  | "generate"
+  | "openai"
+  | "completions"
+  | "responses"
+  | "embed"
+  | "embeddings"
+  | "openai-embed";
+
+/** The APIs whose routes are OpenAI's (/v1/*): SSE streams, OpenAI-shaped errors. */
+export const OPENAI_APIS: ReadonlySet<Api> = new Set(["openai", "completions", "responses", "openai-embed"]);
+
+/** The embedding APIs: one answer, no output tokens, each input checked against the context. */
+export const EMBED_APIS: ReadonlySet<Api> = new Set(["embed", "embeddings", "openai-embed"]);
 
 /** One inference call as the proxy understands it. */
 export interface CallRequest {
@@ -27,31 +41,38 @@ export interface CallRequest {
   maxOutputTokens: number;
   /** OpenAI: the caller asked for a usage chunk (stream_options.include_usage). */
   includeUsage: boolean;
+  /**
+   * Characters the engine's reported prompt count covers, when not `promptChars` (a batch:
+   * placement checks the longest input, the engine counts them all).
+   */
+  learnChars?: number;
+  /** Embeddings: the characters of each input, each checked against the placed context. */
+  inputChars?: number[];
 }
 
 const MAX_MODEL_LENGTH = 256;
 
-function kind(v: unknown): string {
+export function kind(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   return typeof v === "object" ? "an object" : typeof v;
 }
 
-function optString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
+export function optString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "string") throw badRequest(`expected a string, got ${kind(v)}`, where);
   return v;
 }
 
-function optBool(obj: Record<string, unknown>, key: string, where: string): boolean | undefined {
+export function optBool(obj: Record<string, unknown>, key: string, where: string): boolean | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "boolean") throw badRequest(`expected true or false, got ${kind(v)}`, where);
   return v;
 }
 
-function optInt(obj: Record<string, unknown>, key: string, where: string): number | undefined {
+export function optInt(obj: Record<string, unknown>, key: string, where: string): number | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "number" || !Number.isSafeInteger(v)) {
@@ -60,14 +81,14 @@ function optInt(obj: Record<string, unknown>, key: string, where: string): numbe
   return v;
 }
 
-function optArray(obj: Record<string, unknown>, key: string, where: string): unknown[] | undefined {
+export function optArray(obj: Record<string, unknown>, key: string, where: string): unknown[] | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw badRequest(`expected an array, got ${kind(v)}`, where);
   return v;
 }
 
-function optObject(
+export function optObject(
   obj: Record<string, unknown>,
   key: string,
   where: string,
@@ -79,7 +100,7 @@ function optObject(
   return v as Record<string, unknown>;
 }
 
-function requireModel(body: Record<string, unknown>): string {
+export function requireModel(body: Record<string, unknown>): string {
   const raw = optString(body, "model", "model") ?? optString(body, "name", "name");
   if (raw === undefined || raw.trim() === "") throw badRequest("is required", "model");
   if (raw.length > MAX_MODEL_LENGTH) throw badRequest(`longer than ${MAX_MODEL_LENGTH} characters`, "model");
@@ -111,7 +132,7 @@ export function goDurationMs(text: string): number | undefined {
 }
 
 /** keep_alive: a number of seconds or a Go duration string; returns its ms (negative = forever). */
-function keepAliveMs(body: Record<string, unknown>): number | undefined {
+export function keepAliveMs(body: Record<string, unknown>): number | undefined {
   const v = body.keep_alive;
   if (v === undefined || v === null) return undefined;
   if (typeof v === "number") {
@@ -133,7 +154,7 @@ interface RunnerOptions {
   numPredict: number | undefined;
 }
 
-function runnerOptions(body: Record<string, unknown>): RunnerOptions {
+export function runnerOptions(body: Record<string, unknown>): RunnerOptions {
   const opts = optObject(body, "options", "options");
   if (!opts) return { numCtx: undefined, numPredict: undefined };
   const numCtx = optInt(opts, "num_ctx", "options.num_ctx");
@@ -144,7 +165,7 @@ function runnerOptions(body: Record<string, unknown>): RunnerOptions {
   return { numCtx: numCtx && numCtx > 0 ? numCtx : undefined, numPredict };
 }
 
-function checkTools(body: Record<string, unknown>): ChatToolSpec[] | undefined {
+export function checkTools(body: Record<string, unknown>): ChatToolSpec[] | undefined {
   const tools = optArray(body, "tools", "tools");
   tools?.forEach((t, i) => {
     if (typeof t !== "object" || t === null || Array.isArray(t)) {
@@ -164,7 +185,7 @@ function checkToolCalls(msg: Record<string, unknown>, where: string): void {
   });
 }
 
-function checkMessages(list: unknown[], openai: boolean): ChatMessage[] {
+export function checkMessages(list: unknown[], openai: boolean): ChatMessage[] {
   list.forEach((m, i) => {
     const where = `messages[${i}]`;
     if (typeof m !== "object" || m === null || Array.isArray(m)) {
@@ -192,7 +213,7 @@ function checkMessages(list: unknown[], openai: boolean): ChatMessage[] {
   return list as ChatMessage[];
 }
 
-function isUnload(loadOnly: boolean, keepAlive: number | undefined): boolean {
+export function isUnload(loadOnly: boolean, keepAlive: number | undefined): boolean {
   return loadOnly && keepAlive === 0;
 }
 

@@ -30,7 +30,14 @@ export interface ModelConfig {
   kvMiBPerToken?: number;
   /** Generation speed of this model, tokens/s; default the emulator's tokensPerS. */
   tokensPerS?: number;
+  /** Set for an embedding model: the length of its vectors (it then cannot chat). */
+  embeddingLength?: number;
+  /** Ollama's capabilities ("completion", "tools", "thinking", "embedding"); default by family. */
+  capabilities?: Capability[];
 }
+
+export const CAPABILITIES = ["completion", "tools", "thinking", "embedding"] as const;
+export type Capability = (typeof CAPABILITIES)[number];
 
 export interface ModelSpec {
   name: string;
@@ -45,6 +52,37 @@ export interface ModelSpec {
   tokensPerS: number | undefined;
   /** sha256 hex of the name: stable across runs, like a real blob digest. */
   digest: string;
+  capabilities: Capability[];
+  /** Vector length of an embedding model; undefined for a chat model. */
+  embeddingLength: number | undefined;
+}
+
+/**
+ * Embedding models known by name (Ollama library sizes): vector length, trained context,
+ * architecture and parameter count, so `--model nomic-embed-text=262` is enough.
+ */
+const KNOWN_EMBEDDERS: Array<[RegExp, { dims: number; ctx: number; family: string; params: string }]> = [
+  [/^nomic-embed-text/, { dims: 768, ctx: 2048, family: "nomic-bert", params: "137M" }],
+  [/^mxbai-embed-large/, { dims: 1024, ctx: 512, family: "bert", params: "334M" }],
+  [/^all-minilm/, { dims: 384, ctx: 512, family: "bert", params: "23M" }],
+  [/^snowflake-arctic-embed2/, { dims: 1024, ctx: 8192, family: "xlmroberta", params: "568M" }],
+  [/^snowflake-arctic-embed/, { dims: 1024, ctx: 512, family: "bert", params: "334M" }],
+  [/^bge-m3/, { dims: 1024, ctx: 8192, family: "bert", params: "567M" }],
+  [/^embeddinggemma/, { dims: 768, ctx: 2048, family: "gemma3", params: "307M" }],
+  [/^qwen3-embedding/, { dims: 1024, ctx: 40_960, family: "qwen3", params: "0.6B" }],
+];
+
+/** Families whose chat models think (Ollama's "thinking" capability) and call tools. */
+const THINKING = /^(qwen3|deepseek-r1|gpt-oss|qwq|magistral)/;
+/** Chat families without Ollama's "tools" capability. */
+const NO_TOOLS = /^(gemma|llama2|deepseek-r1|phi3|tinyllama)/;
+
+function defaultCapabilities(base: string, embedding: boolean): Capability[] {
+  if (embedding) return ["embedding"];
+  const caps: Capability[] = ["completion"];
+  if (!NO_TOOLS.test(base)) caps.push("tools");
+  if (THINKING.test(base)) caps.push("thinking");
+  return caps;
 }
 
 const FAMILY_CONTEXT: Array<[RegExp, number]> = [
@@ -102,15 +140,31 @@ export function resolveModel(cfg: ModelConfig): ModelSpec {
   positive(`${field}: contextLength`, cfg.contextLength, true);
   positive(`${field}: kvMiBPerToken`, cfg.kvMiBPerToken);
   positive(`${field}: tokensPerS`, cfg.tokensPerS);
+  positive(`${field}: embeddingLength`, cfg.embeddingLength, true);
   const base = baseName(name);
-  const family = cfg.family ?? (base.startsWith("llama") ? "llama" : base);
+  const known = KNOWN_EMBEDDERS.find(([re]) => re.test(base))?.[1];
+  if (cfg.capabilities !== undefined) {
+    if (!Array.isArray(cfg.capabilities) || cfg.capabilities.some((c) => !CAPABILITIES.includes(c)))
+      throw invalidArgument(`${field}: capabilities`, `must be a list of ${CAPABILITIES.join(", ")}`);
+  }
+  const embeddingLength =
+    cfg.embeddingLength ??
+    (cfg.capabilities?.includes("embedding") || (known && !cfg.capabilities)
+      ? (known?.dims ?? 768)
+      : undefined);
+  const capabilities = cfg.capabilities ?? defaultCapabilities(base, embeddingLength !== undefined);
+  const family = cfg.family ?? known?.family ?? (base.startsWith("llama") ? "llama" : base);
   const fromSize = (cfg.onDiskMiB * 1024 * 1024 * 8) / BITS_PER_WEIGHT / 1e9;
   const billions =
     (cfg.parameterSize ? parseParameterSize(cfg.parameterSize) : undefined) ??
     paramsFromTag(name) ??
+    (known && embeddingLength !== undefined ? parseParameterSize(known.params) : undefined) ??
     fromSize;
   const contextLength =
-    cfg.contextLength ?? FAMILY_CONTEXT.find(([re]) => re.test(base))?.[1] ?? DEFAULT_MAX_CONTEXT;
+    cfg.contextLength ??
+    (embeddingLength !== undefined ? known?.ctx : undefined) ??
+    FAMILY_CONTEXT.find(([re]) => re.test(base))?.[1] ??
+    DEFAULT_MAX_CONTEXT;
   const kv =
     cfg.kvMiBPerToken ?? Math.max(1 / 4096, Math.round(0.125 * Math.sqrt(billions / 8) * 4096) / 4096);
   return {
@@ -119,13 +173,23 @@ export function resolveModel(cfg: ModelConfig): ModelSpec {
     weightsMiB: cfg.weightsMiB ?? cfg.onDiskMiB,
     contextLength,
     family,
-    parameterSize: cfg.parameterSize ?? formatParameterSize(billions),
+    parameterSize:
+      cfg.parameterSize ??
+      (known && embeddingLength !== undefined ? known.params : formatParameterSize(billions)),
     parameterCount: Math.round(billions * 1e9),
-    quantization: cfg.quantization ?? "Q4_K_M",
+    // Ollama's library ships embedding models unquantised.
+    quantization: cfg.quantization ?? (embeddingLength !== undefined ? "F16" : "Q4_K_M"),
     kvMiBPerToken: kv,
     tokensPerS: cfg.tokensPerS,
     digest: createHash("sha256").update(name).digest("hex"),
+    capabilities,
+    embeddingLength,
   };
+}
+
+/** Ollama loads a model without "completion" (an embedding model) with one slot. */
+export function slotsFor(spec: ModelSpec, numParallel: number): number {
+  return spec.capabilities.includes("completion") ? numParallel : 1;
 }
 
 /** KV slab reserved at load: num_ctx × num_parallel × kvMiBPerToken, rounded up to whole MiB. */
@@ -147,11 +211,14 @@ const MODEL_KEYS: Record<string, keyof ModelConfig> = {
   quant: "quantization",
   kv: "kvMiBPerToken",
   tps: "tokensPerS",
+  dims: "embeddingLength",
+  caps: "capabilities",
 };
 
 /**
  * Parses `--model NAME=ON_DISK_MIB[,key=value...]` with keys weights, context (or ctx),
- * family, params, quant, kv, tps; e.g. `qwen3:8b=4863,context=40960,kv=0.14`.
+ * family, params, quant, kv, tps, dims (an embedding model's vector length) and caps
+ * (capabilities joined by "+"); e.g. `qwen3:8b=4863,context=40960,kv=0.14`.
  */
 export function parseModelFlag(text: string): ModelConfig {
   const eq = text.indexOf("=");
@@ -175,7 +242,9 @@ export function parseModelFlag(text: string): ModelConfig {
         `${name}: unknown key "${k}" (known: ${Object.keys(MODEL_KEYS).join(", ")})`,
       );
     }
-    if (key === "family" || key === "parameterSize" || key === "quantization") {
+    if (key === "capabilities") {
+      cfg.capabilities = v.split("+").map((c) => c.trim()) as Capability[];
+    } else if (key === "family" || key === "parameterSize" || key === "quantization") {
       (cfg as unknown as Record<string, unknown>)[key] = v;
     } else {
       const n = Number(v);

@@ -7,6 +7,8 @@
 // - Requests are placed strictly in arrival order. A request whose model is loaded with the
 //   same num_ctx joins that runner and waits for one of its num_parallel slots (FIFO).
 // - A model with a different num_ctx is reloaded: unloaded once idle, then loaded again.
+// - An embedding model (no "completion" capability) always loads with one slot, as Ollama's
+//   scheduler does.
 // - A new model loads if its footprint fits in free VRAM and fewer than maxLoadedModels are
 //   loaded; otherwise idle runners are evicted one at a time, shortest remaining keep_alive
 //   first, and the request (and everything behind it) waits until it fits.
@@ -15,7 +17,7 @@
 // - Requests waiting for placement or for a slot count against maxQueue.
 
 import { modelNotFoundMessage, OLLAMA_MAX_QUEUE_MESSAGE } from "../engines/ollama-defaults.js";
-import { footprintMiB, kvSlabMiB, type ModelSpec } from "./catalog.js";
+import { footprintMiB, kvSlabMiB, type ModelSpec, slotsFor } from "./catalog.js";
 import type { Clock, TimerHandle } from "./clock.js";
 import type {
   GpuConfig,
@@ -88,7 +90,7 @@ export class OllamaGpu {
   /** Footprint the model would take with this num_ctx. */
   footprintFor(model: string, numCtx: number): number {
     const spec = this.catalog.get(model);
-    return spec ? footprintMiB(spec, numCtx, this.config.numParallel) : 0;
+    return spec ? footprintMiB(spec, numCtx, slotsFor(spec, this.config.numParallel)) : 0;
   }
 
   queueDepth(): number {
@@ -260,7 +262,7 @@ export class OllamaGpu {
       return false;
     }
     const spec = this.catalog.get(model) as ModelSpec;
-    const need = footprintMiB(spec, numCtx, this.config.numParallel);
+    const need = footprintMiB(spec, numCtx, slotsFor(spec, this.config.numParallel));
     if (need > this.config.vramMiB) {
       this.pending.shift();
       job.state = "done";
@@ -292,8 +294,8 @@ export class OllamaGpu {
     const runner: Runner = {
       spec,
       numCtx,
-      footprintMiB: footprintMiB(spec, numCtx, this.config.numParallel),
-      kvMiB: kvSlabMiB(spec, numCtx, this.config.numParallel),
+      footprintMiB: footprintMiB(spec, numCtx, slotsFor(spec, this.config.numParallel)),
+      kvMiB: kvSlabMiB(spec, numCtx, slotsFor(spec, this.config.numParallel)),
       state: "loading",
       loadStartedAt: now,
       keepAliveMs: job.spec.keepAliveMs ?? this.config.keepAliveMs,
@@ -340,7 +342,8 @@ export class OllamaGpu {
     const loads = runner.waiting.filter((j) => j.spec.kind === "load");
     if (loads.length > 0) runner.waiting = runner.waiting.filter((j) => j.spec.kind !== "load");
     const started: Job[] = [];
-    while (runner.waiting.length > 0 && runner.active.size < this.config.numParallel) {
+    const slots = slotsFor(runner.spec, this.config.numParallel);
+    while (runner.waiting.length > 0 && runner.active.size < slots) {
       const job = runner.waiting.shift() as Job;
       runner.active.add(job);
       job.state = "running";

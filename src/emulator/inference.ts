@@ -2,17 +2,16 @@
 // in the API's framing (Ollama NDJSON or JSON, OpenAI SSE or JSON), apply mid-stream faults,
 // and free the slot when the client goes away.
 import type { ServerResponse } from "node:http";
+import type { AnswerPiece, AnswerPlan, ToolCall } from "./answer.js";
 import { type EmulatorCore, isoAt } from "./core.js";
 import type { JobHandle, JobResult } from "./gpu-types.js";
 import { sendError, sendJson, toNs } from "./http-util.js";
-import { answerToken } from "./tokenizer.js";
-
-export type FinishReason = "stop" | "length";
+import { hash32 } from "./tokenizer.js";
 
 /** Writes one answer in one API's framing. */
 export interface AnswerSink {
-  tokens(texts: string[]): void;
-  done(result: JobResult, reason: FinishReason): void;
+  pieces(pieces: AnswerPiece[]): void;
+  done(result: JobResult, plan: AnswerPlan): void;
   fail(status: number, message: string): void;
 }
 
@@ -30,6 +29,11 @@ function metrics(r: JobResult): Record<string, number> {
   return out;
 }
 
+/** A tool call's id: a function of the model, the call and its place, like "call_1k2j3h4g". */
+function callId(model: string, call: ToolCall, index: number): string {
+  return `call_${hash32(`${model}\n${index}\n${call.name}\n${JSON.stringify(call.arguments)}`).toString(36)}`;
+}
+
 /** Ollama's /api/chat and /api/generate framing. */
 export function ollamaSink(
   core: EmulatorCore,
@@ -40,51 +44,63 @@ export function ollamaSink(
 ): AnswerSink {
   let started = false;
   let text = "";
-  const body = (content: string) =>
-    api === "chat" ? { message: { role: "assistant", content } } : { response: content };
+  let thinking = "";
+  const body = (content: string, think: string, calls: ToolCall[] = []) => {
+    const extra: Record<string, unknown> = {};
+    if (think !== "") extra.thinking = think;
+    if (calls.length > 0)
+      extra.tool_calls = calls.map((c, i) => ({
+        id: callId(model, c, i),
+        function: { index: i, name: c.name, arguments: c.arguments },
+      }));
+    return api === "chat"
+      ? { message: { role: "assistant", content, ...extra } }
+      : { response: content, ...extra };
+  };
   const begin = () => {
     if (started) return;
     started = true;
     res.writeHead(200, { "Content-Type": "application/x-ndjson" });
   };
   return {
-    tokens(texts) {
+    pieces(pieces) {
       if (!stream) {
-        text += texts.join("");
+        for (const p of pieces) {
+          if (p.kind === "content") text += p.text;
+          else if (p.kind === "thinking") thinking += p.text;
+        }
         return;
       }
+      const shown = pieces.filter((p) => p.kind !== "tool");
+      if (shown.length === 0) return;
       begin();
       const created_at = isoAt(core);
       res.write(
-        texts.map((t) => `${JSON.stringify({ model, created_at, ...body(t), done: false })}\n`).join(""),
+        shown
+          .map((p) => {
+            const b = p.kind === "thinking" ? body("", p.text) : body(p.text, "");
+            return `${JSON.stringify({ model, created_at, ...b, done: false })}\n`;
+          })
+          .join(""),
       );
     },
-    done(result, reason) {
+    done(result, plan) {
       const created_at = isoAt(core);
+      const head = stream ? body("", "") : body(text, thinking, plan.toolCalls);
       const final =
         api === "chat"
-          ? {
-              model,
-              created_at,
-              ...body(stream ? "" : text),
-              done_reason: reason,
-              done: true,
-              ...metrics(result),
-            }
-          : {
-              model,
-              created_at,
-              ...body(stream ? "" : text),
-              done: true,
-              done_reason: reason,
-              ...metrics(result),
-            };
+          ? { model, created_at, ...head, done_reason: plan.reason, done: true, ...metrics(result) }
+          : { model, created_at, ...head, done: true, done_reason: plan.reason, ...metrics(result) };
       if (!stream) {
         sendJson(res, 200, final);
         return;
       }
       begin();
-      res.end(`${JSON.stringify(final)}\n`);
+      let out = "";
+      // Ollama sends the parsed tool calls in a chunk of their own, before the final one.
+      if (plan.toolCalls.length > 0)
+        out += `${JSON.stringify({ model, created_at, ...body("", "", plan.toolCalls), done: false })}\n`;
+      res.end(`${out}${JSON.stringify(final)}\n`);
     },
     fail(status, message) {
       if (!started) {
@@ -106,7 +122,10 @@ export function openaiError(message: string, status: number): unknown {
   return { error: { message, type: openaiErrorType(status), param: null, code: null } };
 }
 
-/** OpenAI's /v1/chat/completions framing (SSE when streaming). */
+/**
+ * OpenAI's /v1/chat/completions framing (SSE when streaming). Thinking goes in `reasoning`,
+ * the field Ollama's OpenAI compatibility layer uses.
+ */
 export function openaiSink(
   core: EmulatorCore,
   res: ServerResponse,
@@ -119,6 +138,7 @@ export function openaiSink(
   const head = { id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_ollama" };
   let started = false;
   let text = "";
+  let reasoning = "";
   const begin = () => {
     if (started) return;
     started = true;
@@ -134,41 +154,63 @@ export function openaiSink(
     completion_tokens: r.evalTokens,
     total_tokens: r.promptTokens + r.evalTokens,
   });
+  const toolCalls = (calls: ToolCall[]) =>
+    calls.map((c, i) => ({
+      id: callId(model, c, i),
+      index: i,
+      type: "function",
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+  const finish = (plan: AnswerPlan) => (plan.toolCalls.length > 0 ? "tool_calls" : plan.reason);
   return {
-    tokens(texts) {
+    pieces(pieces) {
       if (!stream) {
-        text += texts.join("");
+        for (const p of pieces) {
+          if (p.kind === "content") text += p.text;
+          else if (p.kind === "thinking") reasoning += p.text;
+        }
         return;
       }
+      const shown = pieces.filter((p) => p.kind !== "tool");
+      if (shown.length === 0) return;
       begin();
       res.write(
-        texts
-          .map((t) =>
-            event({
-              ...head,
-              choices: [{ index: 0, delta: { role: "assistant", content: t }, finish_reason: null }],
-            }),
-          )
+        shown
+          .map((p) => {
+            const delta =
+              p.kind === "thinking"
+                ? { role: "assistant", content: "", reasoning: p.text }
+                : { role: "assistant", content: p.text };
+            return event({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
+          })
           .join(""),
       );
     },
-    done(result, reason) {
+    done(result, plan) {
       if (!stream) {
+        const message: Record<string, unknown> = { role: "assistant", content: text };
+        if (reasoning !== "") message.reasoning = reasoning;
+        if (plan.toolCalls.length > 0) message.tool_calls = toolCalls(plan.toolCalls);
         sendJson(res, 200, {
           id,
           object: "chat.completion",
           created,
           model,
           system_fingerprint: "fp_ollama",
-          choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: reason }],
+          choices: [{ index: 0, message, finish_reason: finish(plan) }],
           usage: usage(result),
         });
         return;
       }
       begin();
-      let out = event({
+      let out = "";
+      if (plan.toolCalls.length > 0) {
+        const delta = { role: "assistant", content: "", tool_calls: toolCalls(plan.toolCalls) };
+        out += event({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
+      }
+      out += event({
         ...head,
-        choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: reason }],
+        choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finish(plan) }],
       });
       if (includeUsage) out += event({ ...head, choices: [], usage: usage(result) });
       res.end(`${out}data: [DONE]\n\n`);
@@ -189,10 +231,8 @@ export interface InferenceParams {
   numCtx: number;
   keepAliveMs: number | undefined;
   promptTokens: number;
-  outputTokens: number;
-  reason: FinishReason;
-  /** Seed of the deterministic answer. */
-  seed: number;
+  /** The answer, one piece per generated token (see answer.ts). */
+  plan: AnswerPlan;
 }
 
 /** Runs one inference request to its end (or the client's departure). */
@@ -219,7 +259,7 @@ export function runInference(
       keepAliveMs: p.keepAliveMs,
       kind: "infer",
       promptTokens: p.promptTokens,
-      outputTokens: p.outputTokens,
+      outputTokens: p.plan.pieces.length,
       stall: stall
         ? { afterTokens: stall.afterTokens ?? 1, ms: stall.ms ?? Number.POSITIVE_INFINITY }
         : undefined,
@@ -231,9 +271,7 @@ export function runInference(
         const cut = drop ?? midError;
         const cutAt = cut ? (cut.afterTokens ?? 1) : Number.POSITIVE_INFINITY;
         if (first + count >= cutAt) n = Math.max(0, cutAt - first);
-        const texts: string[] = [];
-        for (let i = 0; i < n; i++) texts.push(answerToken(p.seed, first + i, p.outputTokens));
-        if (texts.length > 0) sink.tokens(texts);
+        if (n > 0) sink.pieces(p.plan.pieces.slice(first, first + n));
         if (first + count < cutAt) return;
         stop();
         if (drop) {
@@ -246,7 +284,7 @@ export function runInference(
       onDone(result) {
         if (finished) return;
         finished = true;
-        sink.done(result, p.reason);
+        sink.done(result, p.plan);
       },
       onError(message, status) {
         if (finished) return;

@@ -8,6 +8,7 @@ import type {
   OllamaShowResponse,
   OllamaTagModel,
 } from "../engines/ollama-wire.js";
+import { planAnswer } from "./answer.js";
 import type { ModelSpec } from "./catalog.js";
 import {
   applyRequestFaults,
@@ -17,9 +18,9 @@ import {
   readRequestBody,
 } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
-import { type FinishReason, ollamaSink, runInference } from "./inference.js";
+import { ollamaSink, runInference } from "./inference.js";
 import { parseChatRequest, parseGenerateRequest, parseShowRequest } from "./requests.js";
-import { generatePromptTokens, hash32, truncateChat, truncateTokens } from "./tokenizer.js";
+import { generatePromptTokens, truncateChat, truncateTokens } from "./tokenizer.js";
 
 /** Go's time.Duration(math.MaxInt64) in ms: what a "forever" keep_alive adds to now. */
 const FOREVER_MS = 9_223_372_036_854.775;
@@ -41,15 +42,29 @@ function lookup(core: EmulatorCore, name: string): ModelSpec {
   return spec;
 }
 
-/** Output length and done_reason: num_predict (> 0) at or below the natural length cuts it. */
-export function outputPlan(
-  defaultTokens: number,
-  numPredict: number | undefined,
-): { tokens: number; reason: FinishReason } {
-  if (numPredict !== undefined && numPredict > 0 && numPredict <= defaultTokens) {
-    return { tokens: numPredict, reason: "length" };
-  }
-  return { tokens: defaultTokens, reason: "stop" };
+/** The full name Ollama's capability errors print ("registry.ollama.ai/library/gemma3:4b"). */
+function qualifiedName(name: string): string {
+  const slashes = name.split("/").length - 1;
+  if (slashes === 0) return `registry.ollama.ai/library/${name}`;
+  return slashes === 1 ? `registry.ollama.ai/${name}` : name;
+}
+
+/**
+ * Ollama's capability checks, each a 400: an embedding model asked to chat or generate, `think`
+ * on a model that does not think, `tools` for a model without tool calling.
+ */
+export function requireCapabilities(
+  spec: ModelSpec,
+  asked: string,
+  api: "chat" | "generate",
+  want: { think?: boolean | undefined; tools?: number },
+): void {
+  if (want.think === true && !spec.capabilities.includes("thinking"))
+    throw new HttpError(400, `${JSON.stringify(asked)} does not support thinking`);
+  if (!spec.capabilities.includes("completion"))
+    throw new HttpError(400, `${JSON.stringify(asked)} does not support ${api}`);
+  if ((want.tools ?? 0) > 0 && !spec.capabilities.includes("tools"))
+    throw new HttpError(400, `${qualifiedName(spec.name)} does not support tools`);
 }
 
 /** A load-only or unload request (no prompt / no messages), answered with one JSON object. */
@@ -106,6 +121,7 @@ export async function handleChat(ctx: RequestContext): Promise<void> {
   const req = parseChatRequest(parseJsonBody(await readRequestBody(ctx), "api.ChatRequest"));
   const spec = lookup(core, req.model);
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCapabilities(spec, req.model, "chat", { think: req.think, tools: req.tools.length });
   const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
   if (!req.messages || req.messages.length === 0) {
     loadOrUnload(ctx, "chat", spec, numCtx, req.keepAliveMs);
@@ -118,17 +134,25 @@ export async function handleChat(ctx: RequestContext): Promise<void> {
   }
   // num_keep only chooses which tokens survive a cut, never how many: min(prompt, num_ctx).
   const evaluated = Math.min(cut.renderedTokens, numCtx);
-  const plan = outputPlan(core.config.outputTokens, req.options.numPredict);
   const last = req.messages[req.messages.length - 1];
+  const plan = planAnswer({
+    model: spec.name,
+    lastRole: last?.role ?? "user",
+    lastText: last?.content ?? "",
+    proseTokens: core.config.outputTokens,
+    think: req.think === true,
+    format: req.format,
+    tools: req.tools,
+    toolChoice: "auto",
+    numPredict: req.options.numPredict,
+  });
   runInference(core, ctx.res, ollamaSink(core, ctx.res, "chat", spec.name, req.stream), {
     path: ctx.path,
     model: spec.name,
     numCtx,
     keepAliveMs: req.keepAliveMs,
     promptTokens: evaluated,
-    outputTokens: plan.tokens,
-    reason: plan.reason,
-    seed: hash32(`${spec.name}\n${last?.content ?? ""}`),
+    plan,
   });
 }
 
@@ -137,6 +161,7 @@ export async function handleGenerate(ctx: RequestContext): Promise<void> {
   const req = parseGenerateRequest(parseJsonBody(await readRequestBody(ctx), "api.GenerateRequest"));
   const spec = lookup(core, req.model);
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCapabilities(spec, req.model, "generate", { think: req.think });
   const numCtx = core.gpu.effectiveNumCtx(spec.name, req.options.numCtx);
   if (req.prompt === "") {
     loadOrUnload(ctx, "generate", spec, numCtx, req.keepAliveMs);
@@ -146,16 +171,24 @@ export async function handleGenerate(ctx: RequestContext): Promise<void> {
   if (!req.truncate && tokens > numCtx)
     throw new HttpError(400, "the input length exceeds the context length");
   const evaluated = truncateTokens(tokens, numCtx, req.options.numKeep).evaluated;
-  const plan = outputPlan(core.config.outputTokens, req.options.numPredict);
+  const plan = planAnswer({
+    model: spec.name,
+    lastRole: "user",
+    lastText: req.prompt,
+    proseTokens: core.config.outputTokens,
+    think: req.think === true,
+    format: req.format,
+    tools: [],
+    toolChoice: "none",
+    numPredict: req.options.numPredict,
+  });
   runInference(core, ctx.res, ollamaSink(core, ctx.res, "generate", spec.name, req.stream), {
     path: ctx.path,
     model: spec.name,
     numCtx,
     keepAliveMs: req.keepAliveMs,
     promptTokens: evaluated,
-    outputTokens: plan.tokens,
-    reason: plan.reason,
-    seed: hash32(`${spec.name}\n${req.prompt}`),
+    plan,
   });
 }
 
@@ -229,8 +262,11 @@ export async function handleShow(ctx: RequestContext): Promise<void> {
       [`${spec.family}.context_length`]: spec.contextLength,
       "kubemoot.emulator.kv_mib_per_token": spec.kvMiBPerToken,
       "kubemoot.emulator.weights_mib": spec.weightsMiB,
+      ...(spec.embeddingLength !== undefined
+        ? { [`${spec.family}.embedding_length`]: spec.embeddingLength }
+        : {}),
     },
-    capabilities: ["completion"],
+    capabilities: spec.capabilities,
     modified_at: new Date(core.startedAt).toISOString(),
   };
   sendJson(ctx.res, 200, body);

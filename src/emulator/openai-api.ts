@@ -2,12 +2,13 @@
 // GET /v1/models. Like Ollama, these requests cannot set num_ctx: they run at the server's
 // default context, so mixing them with /api/chat calls that set num_ctx reloads the model.
 import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { planAnswer } from "./answer.js";
 import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import { openaiSink, runInference } from "./inference.js";
-import { outputPlan } from "./ollama-api.js";
+import { requireCapabilities } from "./ollama-api.js";
 import { parseOpenAIChatRequest } from "./requests.js";
-import { hash32, truncateChat } from "./tokenizer.js";
+import { truncateChat } from "./tokenizer.js";
 
 export async function handleChatCompletions(ctx: RequestContext): Promise<void> {
   const { core } = ctx;
@@ -17,19 +18,29 @@ export async function handleChatCompletions(ctx: RequestContext): Promise<void> 
   const spec = core.catalog.get(normalizeModelName(req.model));
   if (!spec) throw new HttpError(404, modelNotFoundMessage(req.model));
   if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCapabilities(spec, req.model, "chat", { think: req.think, tools: req.tools.length });
   const numCtx = core.gpu.effectiveNumCtx(spec.name);
-  const cut = truncateChat(req.messages, numCtx);
-  const plan = outputPlan(core.config.outputTokens, req.maxTokens);
+  const toolsTokens = req.toolsJson ? Math.ceil(req.toolsJson.length / 3.5) : 0;
+  const cut = truncateChat(req.messages, numCtx, toolsTokens);
   const last = req.messages[req.messages.length - 1];
+  const plan = planAnswer({
+    model: spec.name,
+    lastRole: last?.role ?? "user",
+    lastText: last?.content ?? "",
+    proseTokens: core.config.outputTokens,
+    think: req.think === true,
+    format: req.format,
+    tools: req.tools,
+    toolChoice: req.toolChoice,
+    numPredict: req.maxTokens,
+  });
   runInference(core, ctx.res, openaiSink(core, ctx.res, spec.name, req.stream, req.includeUsage), {
     path: ctx.path,
     model: spec.name,
     numCtx,
     keepAliveMs: undefined,
     promptTokens: Math.min(cut.renderedTokens, numCtx),
-    outputTokens: plan.tokens,
-    reason: plan.reason,
-    seed: hash32(`${spec.name}\n${last?.content ?? ""}`),
+    plan,
   });
 }
 

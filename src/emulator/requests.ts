@@ -1,8 +1,18 @@
 // Validation of request bodies. Wrong types get encoding/json-style messages naming the
 // field ("json: cannot unmarshal number into Go struct field ChatRequest.stream of type
 // bool"); every failure is an HttpError(400).
+
+import type { OutputFormat, ToolChoice, ToolDef } from "./answer.js";
 import { DurationError, parseKeepAlive } from "./go-duration.js";
 import { goKind, HttpError } from "./http-util.js";
+import {
+  parseFormat,
+  parseReasoningEffort,
+  parseResponseFormat,
+  parseThink,
+  parseToolChoice,
+  parseTools,
+} from "./request-features.js";
 import type { PromptMessage } from "./tokenizer.js";
 
 export interface RunnerOptions {
@@ -17,11 +27,15 @@ interface CommonRequest {
   /** ms, Infinity = forever, undefined = the server default. */
   keepAliveMs: number | undefined;
   options: RunnerOptions;
+  format: OutputFormat;
+  /** undefined: not set (the emulator then does not think; see README). */
+  think: boolean | undefined;
 }
 
 export interface ChatRequest extends CommonRequest {
   messages: PromptMessage[] | undefined;
   toolsJson: string | undefined;
+  tools: ToolDef[];
   truncate: boolean;
 }
 
@@ -38,6 +52,11 @@ export interface OpenAIChatRequest {
   stream: boolean;
   includeUsage: boolean;
   maxTokens: number | undefined;
+  format: OutputFormat;
+  think: boolean | undefined;
+  tools: ToolDef[];
+  toolsJson: string | undefined;
+  toolChoice: ToolChoice;
 }
 
 function mismatch(struct: string, field: string, v: unknown, goType: string): HttpError {
@@ -139,11 +158,8 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   const stream = optBool(body, S, "stream") ?? true;
   const msgs =
     body.messages === undefined || body.messages === null ? undefined : messages(body.messages, S, false);
-  let toolsJson: string | undefined;
-  if (body.tools !== undefined && body.tools !== null) {
-    if (!Array.isArray(body.tools)) throw mismatch(S, "tools", body.tools, "api.Tools");
-    if (body.tools.length > 0) toolsJson = JSON.stringify(body.tools);
-  }
+  const tools = parseTools(body.tools, S);
+  const toolsJson = tools.length > 0 ? JSON.stringify(body.tools) : undefined;
   return {
     model,
     stream,
@@ -151,7 +167,10 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     options: runnerOptions(body, S),
     messages: msgs,
     toolsJson,
+    tools,
     truncate: optBool(body, S, "truncate") ?? true,
+    format: parseFormat(body.format),
+    think: parseThink(body.think),
   };
 }
 
@@ -167,6 +186,8 @@ export function parseGenerateRequest(body: Record<string, unknown>): GenerateReq
     system: optString(body, S, "system"),
     raw: optBool(body, S, "raw") ?? false,
     truncate: optBool(body, S, "truncate") ?? true,
+    format: parseFormat(body.format),
+    think: parseThink(body.think),
   };
 }
 
@@ -198,5 +219,17 @@ export function parseOpenAIChatRequest(body: Record<string, unknown>): OpenAICha
       throw mismatch(S, "stream_options.include_usage", iu, "bool");
     includeUsage = iu === true;
   }
-  return { model, messages: msgs, stream: optBool(body, S, "stream") ?? false, includeUsage, maxTokens };
+  const tools = parseTools(body.tools, S);
+  return {
+    model,
+    messages: msgs,
+    stream: optBool(body, S, "stream") ?? false,
+    includeUsage,
+    maxTokens,
+    format: parseResponseFormat(body.response_format),
+    think: parseReasoningEffort(body),
+    tools,
+    toolsJson: tools.length > 0 ? JSON.stringify(body.tools) : undefined,
+    toolChoice: parseToolChoice(body.tool_choice, tools),
+  };
 }

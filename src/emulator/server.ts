@@ -9,6 +9,7 @@ import { type Clock, ScaledClock, type TimerHandle } from "./clock.js";
 import { type EmulatorOptions, type ResolvedConfig, resolveConfig } from "./config.js";
 import type { EmulatorCore, RequestContext } from "./core.js";
 import { renderDcgmMetrics } from "./dcgm-metrics.js";
+import { handleEmbed, handleEmbeddings, handleOpenAIEmbeddings } from "./embeddings.js";
 import { type FaultRule, FaultSet, validateFaultRules } from "./faults.js";
 import { OllamaGpu } from "./gpu.js";
 import type { GpuSnapshot } from "./gpu-types.js";
@@ -59,6 +60,12 @@ function route(method: string, path: string, dcgm: boolean): Handler | undefined
       return method === "POST" ? handleChat : undefined;
     case "/api/generate":
       return method === "POST" ? handleGenerate : undefined;
+    case "/api/embed":
+      return method === "POST" ? handleEmbed : undefined;
+    case "/api/embeddings":
+      return method === "POST" ? handleEmbeddings : undefined;
+    case "/v1/embeddings":
+      return method === "POST" ? handleOpenAIEmbeddings : undefined;
     case "/v1/chat/completions":
       return method === "POST" ? handleChatCompletions : undefined;
     case "/v1/models":
