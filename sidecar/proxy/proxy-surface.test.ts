@@ -137,17 +137,26 @@ describe("proxy: OpenAI routes a provider does not serve", () => {
     expect(ok.headers.get("x-kubemoot-provider")).toBe(provider);
   });
 
-  it("/v1/completions (stream or not) is placed and ticketed like chat; an engine without it is an OpenAI 404", async () => {
+  it("/v1/completions (stream or not) is placed, ticketed and released like chat", async () => {
     await harness();
-    for (const stream of [false, true]) {
-      const res = await post("/v1/completions", { model: "qwen3:8b", prompt: ["one", "two"], stream });
-      expect(res.status).toBe(404);
-      expect(res.headers.get("x-kubemoot-ticket")).not.toBe("");
-      expect(res.headers.get("x-kubemoot-model")).toBe("qwen3:8b");
-      expect(res.json()).toMatchObject({
-        error: { code: "route_not_served", message: expect.stringContaining("/v1/completions") },
-      });
-    }
+    const whole = await post("/v1/completions", { model: "qwen3:8b", prompt: "Once upon", max_tokens: 5 });
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("x-kubemoot-ticket")).toMatch(/./);
+    expect(whole.headers.get("x-kubemoot-model")).toBe("qwen3:8b");
+    expect(whole.json()).toMatchObject({
+      object: "text_completion",
+      usage: { prompt_tokens: expect.any(Number) },
+    });
+    const streamed = await post("/v1/completions", {
+      model: "qwen3:8b",
+      prompt: "Again",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    expect(streamed.text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect(streamed.text).toContain('"completion_tokens"');
     await noTickets();
   });
 

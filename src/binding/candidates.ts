@@ -1,6 +1,7 @@
 // Candidate lists (docs/rules/binding.md "Bind"): every Ready Model the phase's require admits
 // (provider readiness and VRAM not checked), one entry per model id with its best quality
 // score; the bound model first, then score descending, then id.
+import { admits } from "./filter.js";
 import { cmp } from "./order.js";
 import type { PhaseContext } from "./plugin.js";
 import { qualityScore } from "./score.js";
@@ -11,7 +12,7 @@ export function candidateList(ctx: PhaseContext, visible: readonly Model[], boun
   const req = ctx.rule.require;
   if (req.ok) {
     for (const model of visible) {
-      if (!model.status.ready || !req.selector.matches(model.labels)) continue;
+      if (!model.status.ready || !admits(req.selector, model.labels)) continue;
       const score = qualityScore(ctx, model);
       const id = model.spec.model;
       if (!best.has(id) || score > best.get(id)!) best.set(id, score);

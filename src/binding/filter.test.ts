@@ -78,3 +78,25 @@ describe("filter: readiness, resolution and require, first failure wins", () => 
     expect(reason(model("m"), provider("gpu-a"), ctx)).toBe("invalid require selector");
   });
 });
+
+describe("filter: embedding models only for a require that names the capability", () => {
+  const embed = model("nomic", { labels: { "capability/embedding": "true", family: "nomic-bert" } });
+  const chat = model("qwen", { labels: { family: "qwen3" } });
+  const p = provider("gpu-a");
+
+  it("an empty require admits chat models, not embedding ones", () => {
+    expect(reason(chat, p)).toBe("ok");
+    expect(reason(embed, p)).toBe("Model does not match require");
+  });
+
+  it("a require on other labels does not admit an embedding model that matches them", () => {
+    const ctx = phaseContext({ rule: { require: { matchLabels: { family: "nomic-bert" } } } });
+    expect(reason(embed, p, ctx)).toBe("Model does not match require");
+  });
+
+  it("a require naming capability/embedding admits it (and only what matches)", () => {
+    const ctx = phaseContext({ rule: { require: { matchLabels: { "capability/embedding": "true" } } } });
+    expect(reason(embed, p, ctx)).toBe("ok");
+    expect(reason(chat, p, ctx)).toBe("Model does not match require");
+  });
+});

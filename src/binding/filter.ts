@@ -3,8 +3,22 @@
 // the way kube-scheduler does ("2 insufficient VRAM, 1 provider not ready").
 import { maxParallel, vramTotalMiB } from "./capacity.js";
 import { type FilterPlugin, type FilterStatus, fail, OK, type Pair, type PhaseContext } from "./plugin.js";
+import type { CompiledSelector } from "./selector.js";
+import type { Labels } from "./types.js";
 
 export const REQUIRE_SELECTOR = "RequireSelector";
+
+/** The label of embedding models (docs/rules/binding.md "Filter"). */
+export const EMBEDDING_LABEL = "capability/embedding";
+
+/**
+ * Whether a require selector admits a Model: its labels match, and an embedding model only when
+ * the selector names the embedding capability (an agent's chat calls never go to one).
+ */
+export function admits(selector: CompiledSelector, labels: Labels): boolean {
+  if (labels[EMBEDDING_LABEL] === "true" && !selector.keys.has(EMBEDDING_LABEL)) return false;
+  return selector.matches(labels);
+}
 
 /** The Model's labels match the rule's require selector. */
 export const requireSelector: FilterPlugin = {
@@ -12,7 +26,7 @@ export const requireSelector: FilterPlugin = {
   filter: (ctx, { model }) => {
     const req = ctx.rule.require;
     if (!req.ok) return fail(REQUIRE_SELECTOR, "invalid require selector");
-    return req.selector.matches(model.labels) ? OK : fail(REQUIRE_SELECTOR, "Model does not match require");
+    return admits(req.selector, model.labels) ? OK : fail(REQUIRE_SELECTOR, "Model does not match require");
   },
 };
 

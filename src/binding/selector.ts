@@ -15,6 +15,8 @@ export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
 
 export interface CompiledSelector {
   matches(labels: Labels): boolean;
+  /** The label keys the selector names. */
+  readonly keys: ReadonlySet<string>;
   /** e.g. `{capability/tool-calling: true, params: 14B|32B}`. */
   readonly text: string;
 }
@@ -103,7 +105,11 @@ export function compileSelector(selector: LabelSelector | undefined, path = ""):
   const text = `{${terms.map((t) => t.text).join(", ")}}`;
   return {
     ok: true,
-    selector: { text, matches: (labels) => terms.every((t) => t.test(labels)) },
+    selector: {
+      text,
+      keys: new Set(terms.map((t) => t.key)),
+      matches: (labels) => terms.every((t) => t.test(labels)),
+    },
   };
 }
 

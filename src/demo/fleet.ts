@@ -34,6 +34,7 @@ export const DEMO_MODELS: Record<string, number> = {
   "qwen3:32b": 20000,
   "qwen3:14b": 9000,
   "qwen3:8b": 4863,
+  "nomic-embed-text": 262,
 };
 
 /** The context the example providers advertise (status.capacity.contextLength). */

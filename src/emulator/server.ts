@@ -17,6 +17,7 @@ import { HttpError, sendError, sendJson, sendText } from "./http-util.js";
 import { openaiError } from "./inference.js";
 import { handleChat, handleGenerate, handlePs, handleShow, handleTags, handleVersion } from "./ollama-api.js";
 import { handleChatCompletions, handleModels } from "./openai-api.js";
+import { handleCompletions } from "./openai-completions.js";
 
 export interface EmulatorHandle {
   /** Base URL, e.g. http://127.0.0.1:11434 */
@@ -68,6 +69,8 @@ function route(method: string, path: string, dcgm: boolean): Handler | undefined
       return method === "POST" ? handleOpenAIEmbeddings : undefined;
     case "/v1/chat/completions":
       return method === "POST" ? handleChatCompletions : undefined;
+    case "/v1/completions":
+      return method === "POST" ? handleCompletions : undefined;
     case "/v1/models":
       return get ? handleModels : undefined;
     case "/metrics":

@@ -271,10 +271,7 @@ describe("agent features through the proxy", () => {
   });
 });
 
-// The emulator does not serve /v1/completions (real Ollama does): through the proxy it is placed
-// and answered as an OpenAI 404 naming the route (sidecar/proxy/proxy-surface.test.ts). Enabled
-// once the emulator serves the route.
-describe.skip("legacy completions (needs the emulator's /v1/completions)", () => {
+describe("legacy completions", () => {
   it("openai: legacy completions, whole and streamed", async () => {
     const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused", maxRetries: 0 });
     const whole = await client.completions.create({ model: "qwen3:8b", prompt: "Once upon", max_tokens: 4 });

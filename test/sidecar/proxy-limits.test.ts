@@ -105,12 +105,13 @@ describe("proxy body limit (default 8 MiB)", () => {
       const r = await rawPost(h.proxy.address, "/v1/chat/completions", size);
       const res = parseResponse(r.text);
       expect(res.statusLine).toBe("HTTP/1.1 413 Payload Too Large");
-      expect(res.json).toEqual({
+      expect(res.json).toMatchObject({
         error: {
           message: expect.stringContaining("8388608 bytes"),
           type: "invalid_request_error",
           param: null,
           code: "request_too_large",
+          limit_bytes: 8388608,
         },
       });
       expect(r.ending).toBe("end");

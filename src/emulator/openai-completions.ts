@@ -1,0 +1,145 @@
+// Ollama's OpenAI-compatible legacy POST /v1/completions: a prompt (one string; Ollama takes no
+// batch) answered as `text_completion`, SSE chunks when streaming, usage on request. Like the
+// chat route, it runs at the server's default context (no num_ctx).
+import type { ServerResponse } from "node:http";
+import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { type AnswerPlan, planAnswer } from "./answer.js";
+import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
+import type { JobResult } from "./gpu-types.js";
+import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { type AnswerSink, openaiError, runInference } from "./inference.js";
+import { requireCapabilities } from "./ollama-api.js";
+import { generatePromptTokens, truncateTokens } from "./tokenizer.js";
+
+interface CompletionRequest {
+  model: string;
+  prompt: string;
+  stream: boolean;
+  includeUsage: boolean;
+  maxTokens: number | undefined;
+}
+
+function parseCompletionRequest(body: Record<string, unknown>): CompletionRequest {
+  const bad = (field: string, want: string) =>
+    new HttpError(400, `json: cannot unmarshal ${field} into Go struct field of type ${want}`);
+  if (typeof body.model !== "string" || body.model === "") throw new HttpError(400, "model is required");
+  let prompt = body.prompt;
+  // Ollama reads a one-element list as its string; a longer batch it does not serve.
+  if (Array.isArray(prompt) && prompt.length === 1) prompt = prompt[0];
+  if (typeof prompt !== "string") throw bad("prompt", "string");
+  if (body.stream !== undefined && typeof body.stream !== "boolean") throw bad("stream", "bool");
+  let includeUsage = false;
+  const so = body.stream_options;
+  if (so !== undefined && so !== null) {
+    if (typeof so !== "object") throw bad("stream_options", "openai.StreamOptions");
+    const iu = (so as Record<string, unknown>).include_usage;
+    if (iu !== undefined && typeof iu !== "boolean") throw bad("stream_options.include_usage", "bool");
+    includeUsage = iu === true;
+  }
+  const mt = body.max_tokens;
+  if (mt !== undefined && mt !== null && !(typeof mt === "number" && Number.isInteger(mt)))
+    throw bad("max_tokens", "int");
+  return {
+    model: body.model,
+    prompt,
+    stream: body.stream === true,
+    includeUsage,
+    maxTokens: typeof mt === "number" ? mt : undefined,
+  };
+}
+
+function completionSink(
+  core: EmulatorCore,
+  res: ServerResponse,
+  model: string,
+  stream: boolean,
+  includeUsage: boolean,
+): AnswerSink {
+  const id = `cmpl-${core.nextCompletionId()}`;
+  const created = Math.floor(core.clock.wallTimeOf(core.clock.now()) / 1000);
+  const head = { id, object: "text_completion", created, model, system_fingerprint: "fp_ollama" };
+  let started = false;
+  let text = "";
+  const begin = () => {
+    if (started) return;
+    started = true;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      Connection: "keep-alive",
+    });
+  };
+  const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
+  const usage = (r: JobResult) => ({
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.evalTokens,
+    total_tokens: r.promptTokens + r.evalTokens,
+  });
+  return {
+    pieces(pieces) {
+      const shown = pieces.filter((p) => p.kind === "content");
+      if (!stream) {
+        for (const p of shown) text += p.text;
+        return;
+      }
+      if (shown.length === 0) return;
+      begin();
+      res.write(
+        shown
+          .map((p) => event({ ...head, choices: [{ text: p.text, index: 0, finish_reason: null }] }))
+          .join(""),
+      );
+    },
+    done(result, plan: AnswerPlan) {
+      if (!stream) {
+        sendJson(res, 200, {
+          ...head,
+          choices: [{ text, index: 0, finish_reason: plan.reason }],
+          usage: usage(result),
+        });
+        return;
+      }
+      begin();
+      let out = event({ ...head, choices: [{ text: "", index: 0, finish_reason: plan.reason }] });
+      if (includeUsage) out += event({ ...head, choices: [], usage: usage(result) });
+      res.end(`${out}data: [DONE]\n\n`);
+    },
+    fail(status, message) {
+      if (!started) {
+        sendJson(res, status, openaiError(message, status));
+        return;
+      }
+      res.end(event(openaiError(message, 500)));
+    },
+  };
+}
+
+export async function handleCompletions(ctx: RequestContext): Promise<void> {
+  const { core } = ctx;
+  const req = parseCompletionRequest(parseJsonBody(await readRequestBody(ctx), "openai.CompletionRequest"));
+  const spec = core.catalog.get(normalizeModelName(req.model));
+  if (!spec) throw new HttpError(404, modelNotFoundMessage(req.model));
+  if (await applyRequestFaults(ctx, spec.name)) return;
+  requireCapabilities(spec, req.model, "generate", {});
+  const numCtx = core.gpu.effectiveNumCtx(spec.name);
+  const tokens = generatePromptTokens(req.prompt, undefined, false);
+  const plan = planAnswer({
+    model: spec.name,
+    lastRole: "user",
+    lastText: req.prompt,
+    proseTokens: core.config.outputTokens,
+    think: false,
+    format: undefined,
+    tools: [],
+    toolChoice: "none",
+    numPredict: req.maxTokens,
+  });
+  runInference(core, ctx.res, completionSink(core, ctx.res, spec.name, req.stream, req.includeUsage), {
+    path: ctx.path,
+    model: spec.name,
+    numCtx,
+    keepAliveMs: undefined,
+    promptTokens: truncateTokens(tokens, numCtx, undefined).evaluated,
+    plan,
+  });
+}
