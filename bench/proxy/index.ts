@@ -12,6 +12,10 @@
 // call it) and in-process (the scheduler alone); the sidecar also reports how long Place took
 // inside the proxied calls.
 //
+// Embeddings (bench/proxy/embed.ts): 8 callers × 4 sequential /api/embed calls of 16 inputs,
+// direct vs proxied in paired rounds: embed_*_inputs_per_s and embed_throughput_ratio
+// (--embed-callers=N).
+//
 // Fields: direct_ttfb_p50_ms, proxy_ttfb_p50_ms, added_ttfb_p50_ms (1 stream), and
 // direct_tokens_per_s, proxy_tokens_per_s, throughput_ratio (32 streams). Rounds run in
 // pairs (direct and proxied back to back, alternating which goes first); the ratio and the
@@ -25,6 +29,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Agent, type Dispatcher } from "undici";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
+import { EMBED_MODEL, runEmbedCase } from "./embed.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MODEL = "qwen3:8b";
@@ -266,7 +271,7 @@ export async function run(args: string[]): Promise<void> {
   );
   const emulator = await startChild("emulator-child.js", {
     vramMiB: VRAM_MIB,
-    models: { [MODEL]: 4900 },
+    models: { [MODEL]: 4900, [EMBED_MODEL]: 262 },
     numParallel: PARALLEL,
     contextLength: CONTEXT,
     timeScale: 1,
@@ -292,6 +297,13 @@ export async function run(args: string[]): Promise<void> {
 
     const c1 = await runCase(dispatcher, emulator.url, sidecar.url, 1, rounds * 5, shortTokens);
     const c32 = await runCase(dispatcher, emulator.url, sidecar.url, 32, rounds, 0);
+    const embed = await runEmbedCase(
+      dispatcher,
+      emulator.url,
+      sidecar.url,
+      rounds,
+      arg(args, "embed-callers", 8),
+    );
 
     // Baselines for the TTFB target: in-process Place+Release (the scheduler's own cost; the
     // sidecar also reports how long Place took inside the proxied calls above), then
@@ -334,6 +346,8 @@ export async function run(args: string[]): Promise<void> {
       proxied_place_p99_ms: inproc ? round2(inproc.proxied_place_p99_ms) : null,
       proxied_place_max_ms: inproc ? round2(inproc.proxied_place_max_ms) : null,
       target_throughput_ratio_met: c32.throughput_ratio >= 0.9,
+      ...embed,
+      target_embed_throughput_ratio_met: embed.embed_throughput_ratio >= 0.9,
       target_added_ttfb_met: Number.isFinite(apiP50) ? c1.added_ttfb_p50_ms <= apiP50 : null,
       ...suffixed(c1, "c1"),
       ...suffixed(c32, "c32"),
@@ -347,7 +361,8 @@ export async function run(args: string[]): Promise<void> {
     process.stdout.write(
       `Place+Release p50 over the API ${round2(apiP50)} ms (in-process ${inproc ? round2(inproc.p50_ms) : "?"} ms). ` +
         `Targets: throughput_ratio ≥ 0.9 (32 streams): ${result.target_throughput_ratio_met ? "met" : "NOT met"}; ` +
-        `added TTFB p50 (1 stream) ≤ one Place+Release over the API: ${result.target_added_ttfb_met ? "met" : "NOT met"}.\n` +
+        `added TTFB p50 (1 stream) ≤ one Place+Release over the API: ${result.target_added_ttfb_met ? "met" : "NOT met"}; ` +
+        `embeddings ${embed.embed_proxy_inputs_per_s} vs ${embed.embed_direct_inputs_per_s} inputs/s, ratio ${embed.embed_throughput_ratio} ≥ 0.9: ${result.target_embed_throughput_ratio_met ? "met" : "NOT met"}.\n` +
         "Tokens/s: medians of per-round rates over whole rounds (placement and TTFB included); " +
         "throughput_ratio and added TTFB: medians over paired rounds (min/max in the JSON); " +
         "TTFB = first body byte.\n",
