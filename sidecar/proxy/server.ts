@@ -18,6 +18,7 @@ import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import { silentLogger } from "../../src/log/index.js";
 import { type EndpointAllowlist, http1LimitOptions, resolveListenerLimits } from "../../src/net/index.js";
 import { oversizedBodyDone, parseJsonObject, readBody } from "./body.js";
+import { ByteBudget } from "./body-budget.js";
 import { type CallContext, handleCall } from "./call.js";
 import { openaiModel, openaiModelsBody, psBody, tagsBody } from "./catalog.js";
 import { badRequest, ProxyError, sendJson, sendProxyError, shapeOfPath } from "./http-errors.js";
@@ -106,6 +107,8 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     hooks,
     shutdown: shutdown.signal,
   };
+  // Bodies held at once: twice the largest allowed (docs/deploy.md, "The sidecar's ports").
+  const bodyBudget = new ByteBudget(2 * settings.maxBodyBytes);
   let inflight = 0;
   let draining = false;
   const idleWaiters = new Set<() => void>();
@@ -138,7 +141,32 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
       }
       inflight++;
       hooks.onInflight?.(inflight);
-      const p = handleCall(ctx, api, req, res)
+      // The body's bytes count against the budget for as long as the call holds them; a body
+      // declared over the limit is refused before it is read, so it takes none.
+      const declared = Number(req.headers["content-length"]);
+      const bytes = !Number.isFinite(declared)
+        ? settings.maxBodyBytes
+        : declared > settings.maxBodyBytes
+          ? 0
+          : declared;
+      const gone = new AbortController();
+      res.once("close", () => gone.abort(new Error("the client went away")));
+      const p = bodyBudget
+        .acquire(bytes, AbortSignal.any([gone.signal, shutdown.signal]))
+        .then(
+          (release) => handleCall(ctx, api, req, res).finally(release),
+          () => {
+            // The client left, or the sidecar is shutting down, while the call waited its turn.
+            if (!res.headersSent && !res.destroyed) {
+              sendProxyError(
+                res,
+                new ProxyError(503, "shutting-down", "the sidecar is shutting down"),
+                { connection: "close", "retry-after": "1" },
+                shapeOfPath(path),
+              );
+            }
+          },
+        )
         .catch((err: unknown) => {
           logger.error({ err }, "proxy: call handler failed");
           sendProxyError(res, new ProxyError(500, "internal", "internal error"), {}, shapeOfPath(path));
