@@ -3,6 +3,7 @@
 // callers at once. Rounds run in pairs, alternating which goes first; the ratio is the median
 // over the pairs of proxied ÷ direct inputs embedded per second.
 import type { Dispatcher } from "undici";
+import { round3 } from "../lib/measure.js";
 import { percentile } from "../lib/report.js";
 
 export const EMBED_MODEL = "nomic-embed-text";
@@ -84,14 +85,13 @@ export async function runEmbedCase(
     }
   }
   const ratios = d.map((x, k) => (p[k] as number) / x);
-  const r3 = (n: number) => Math.round(n * 1000) / 1000;
   return {
     embed_callers: callers,
     embed_batch: batch,
     embed_direct_inputs_per_s: Math.round(percentile(d, 50)),
     embed_proxy_inputs_per_s: Math.round(percentile(p, 50)),
-    embed_throughput_ratio: r3(percentile(ratios, 50)),
-    embed_throughput_ratio_min: r3(Math.min(...ratios)),
-    embed_throughput_ratio_max: r3(Math.max(...ratios)),
+    embed_throughput_ratio: round3(percentile(ratios, 50)),
+    embed_throughput_ratio_min: round3(Math.min(...ratios)),
+    embed_throughput_ratio_max: round3(Math.max(...ratios)),
   };
 }

@@ -4,37 +4,18 @@
 // over gRPC and 404 over Connect. The API itself stays on loopback.
 import net from "node:net";
 import os from "node:os";
-import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
+import { checkHealth, type HealthClient, healthClient } from "../../test/helpers/health-client.js";
 import { type ApiServer, LIVENESS_SERVICE, startApiServer } from "./server.js";
-
-const healthProto = path.join(
-  path.dirname(new URL(import.meta.resolve("grpc-health-check/package.json")).pathname),
-  "proto/health/v1/health.proto",
-);
-type CheckFn = (
-  req: { service: string },
-  cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
-) => void;
-type HealthClient = grpc.Client & { Check: CheckFn };
-const HealthCtor = (
-  grpc.loadPackageDefinition(protoLoader.loadSync(healthProto, { enums: String })) as unknown as {
-    grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => HealthClient } } };
-  }
-).grpc.health.v1.Health;
 
 const SCHEDULER = "kubemoot.scheduler.v1.SchedulerService";
 let places = 0;
 let api: ApiServer;
 let health: HealthClient;
 
-const check = (service: string) =>
-  new Promise<string>((resolve, reject) =>
-    health.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
-  );
+const check = (service: string) => checkHealth(health, service);
 const get = async (p: string) => {
   const res = await fetch(`http://${api.healthAddress}${p}`);
   return { status: res.status, body: await res.text() };
@@ -53,7 +34,7 @@ beforeAll(async () => {
     } as never,
     metrics: async () => ({ contentType: "text/plain; version=0.0.4", body: "kubemoot_test_total 1\n" }),
   });
-  health = new HealthCtor(api.healthAddress, grpc.credentials.createInsecure());
+  health = healthClient(api.healthAddress);
 });
 afterAll(async () => {
   health?.close();

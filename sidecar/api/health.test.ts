@@ -1,45 +1,16 @@
-// grpc.health.v1 on the API port, asked by a grpc-js client built from grpc-health-check's
-// standard health.proto (not our server's code, nor our copy of the proto): everything SERVING
-// while up; during a drain readiness goes NOT_SERVING while the liveness service stays SERVING;
-// Watch streams each change.
-import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkHealth, type HealthClient, healthClient } from "../../test/helpers/health-client.js";
 import { type ApiServer, LIVENESS_SERVICE, startApiServer } from "./server.js";
-
-const healthProto = path.join(
-  path.dirname(new URL(import.meta.resolve("grpc-health-check/package.json")).pathname),
-  "proto/health/v1/health.proto",
-);
-
-type CheckFn = (
-  req: { service: string },
-  cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
-) => void;
-type ListFn = (
-  req: object,
-  cb: (err: grpc.ServiceError | null, res?: { statuses: Record<string, { status: string }> }) => void,
-) => void;
-type WatchFn = (req: { service: string }) => grpc.ClientReadableStream<{ status: string }>;
 
 describe("gRPC health", () => {
   let api: ApiServer;
-  let client: grpc.Client & { Check: CheckFn; List: ListFn; Watch: WatchFn };
-  const check = (service: string) =>
-    new Promise<string>((resolve, reject) =>
-      client.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
-    );
+  let client: HealthClient;
+  const check = (service: string) => checkHealth(client, service);
 
   beforeAll(async () => {
     api = await startApiServer({ host: "127.0.0.1", port: 0, impl: { place: async () => ({}) } as never });
-    const def = protoLoader.loadSync(healthProto, { enums: String });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      grpc: {
-        health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => typeof client } };
-      };
-    };
-    client = new pkg.grpc.health.v1.Health(api.address, grpc.credentials.createInsecure());
+    client = healthClient(api.address);
   });
   afterAll(async () => {
     client?.close();
@@ -118,17 +89,7 @@ describe("gRPC health at shutdown", () => {
       port: 0,
       impl: { place: async () => ({}) } as never,
     });
-    const def = protoLoader.loadSync(healthProto, { enums: String });
-    const Health = (
-      grpc.loadPackageDefinition(def) as never as {
-        grpc: {
-          health: {
-            v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & { Watch: WatchFn } };
-          };
-        };
-      }
-    ).grpc.health.v1.Health;
-    const c = new Health(api.address, grpc.credentials.createInsecure());
+    const c = healthClient(api.address);
     const stream = c.Watch({ service: "" });
     stream.on("error", () => undefined);
     const ended = new Promise<grpc.StatusObject>((resolve) => stream.on("status", resolve));

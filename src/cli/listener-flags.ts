@@ -1,10 +1,8 @@
 // The connection limits of the sidecar's listening ports (API, health, proxy) and the proxy's
 // body limit, as flags with environment variables; shared by `sidecar` and `standalone`.
+import { DEFAULT_MAX_BODY_BYTES } from "../../sidecar/proxy/index.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits, resolveListenerLimits } from "../net/index.js";
 import { type FlagSpec, type FlagValues, numberFlag } from "./command.js";
-
-/** The proxy's default body limit (sidecar/proxy/options.ts DEFAULT_MAX_BODY_BYTES). */
-const DEFAULT_PROXY_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 const LIMIT_FLAGS: Record<keyof ListenerLimits, [flag: string, env: string, description: string]> = {
   maxConnections: [
@@ -44,7 +42,7 @@ export const LISTENER_FLAGS: Record<string, FlagSpec> = {
   ),
   "proxy-max-body-bytes": {
     type: "string",
-    default: String(DEFAULT_PROXY_MAX_BODY_BYTES),
+    default: String(DEFAULT_MAX_BODY_BYTES),
     env: "KUBEMOOT_PROXY_MAX_BODY_BYTES",
     description: "largest proxy request body; larger ones get 413",
   },

@@ -122,6 +122,51 @@ export function openaiError(message: string, status: number): unknown {
   return { error: { message, type: openaiErrorType(status), param: null, code: null } };
 }
 
+/** An OpenAI answer's id (`<prefix>-N`) and creation time (epoch seconds, emulated clock). */
+export function openaiIds(core: EmulatorCore, prefix: string): { id: string; created: number } {
+  return {
+    id: `${prefix}-${core.nextCompletionId()}`,
+    created: Math.floor(core.clock.wallTimeOf(core.clock.now()) / 1000),
+  };
+}
+
+/** OpenAI's usage block from a finished job. */
+export function openaiUsage(r: JobResult): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+} {
+  return {
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.evalTokens,
+    total_tokens: r.promptTokens + r.evalTokens,
+  };
+}
+
+/** One server-sent event. */
+export function sseEvent(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+/** An SSE answer whose headers go out with its first write. */
+export function sseWriter(res: ServerResponse): { readonly started: boolean; begin: () => void } {
+  let started = false;
+  return {
+    get started() {
+      return started;
+    },
+    begin() {
+      if (started) return;
+      started = true;
+      res.writeHead(200, {
+        "Content-Type": "text/event-stream",
+        "Cache-Control": "no-cache",
+        Connection: "keep-alive",
+      });
+    },
+  };
+}
+
 /**
  * OpenAI's /v1/chat/completions framing (SSE when streaming). Thinking goes in `reasoning`,
  * the field Ollama's OpenAI compatibility layer uses.
@@ -133,27 +178,11 @@ export function openaiSink(
   stream: boolean,
   includeUsage: boolean,
 ): AnswerSink {
-  const id = `chatcmpl-${core.nextCompletionId()}`;
-  const created = Math.floor(core.clock.wallTimeOf(core.clock.now()) / 1000);
+  const { id, created } = openaiIds(core, "chatcmpl");
   const head = { id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_ollama" };
-  let started = false;
+  const sse = sseWriter(res);
   let text = "";
   let reasoning = "";
-  const begin = () => {
-    if (started) return;
-    started = true;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache",
-      Connection: "keep-alive",
-    });
-  };
-  const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-  const usage = (r: JobResult) => ({
-    prompt_tokens: r.promptTokens,
-    completion_tokens: r.evalTokens,
-    total_tokens: r.promptTokens + r.evalTokens,
-  });
   const toolCalls = (calls: ToolCall[]) =>
     calls.map((c, i) => ({
       id: callId(model, c, i),
@@ -173,7 +202,7 @@ export function openaiSink(
       }
       const shown = pieces.filter((p) => p.kind !== "tool");
       if (shown.length === 0) return;
-      begin();
+      sse.begin();
       res.write(
         shown
           .map((p) => {
@@ -181,7 +210,7 @@ export function openaiSink(
               p.kind === "thinking"
                 ? { role: "assistant", content: "", reasoning: p.text }
                 : { role: "assistant", content: p.text };
-            return event({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
+            return sseEvent({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
           })
           .join(""),
       );
@@ -198,29 +227,29 @@ export function openaiSink(
           model,
           system_fingerprint: "fp_ollama",
           choices: [{ index: 0, message, finish_reason: finish(plan) }],
-          usage: usage(result),
+          usage: openaiUsage(result),
         });
         return;
       }
-      begin();
+      sse.begin();
       let out = "";
       if (plan.toolCalls.length > 0) {
         const delta = { role: "assistant", content: "", tool_calls: toolCalls(plan.toolCalls) };
-        out += event({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
+        out += sseEvent({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
       }
-      out += event({
+      out += sseEvent({
         ...head,
         choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finish(plan) }],
       });
-      if (includeUsage) out += event({ ...head, choices: [], usage: usage(result) });
+      if (includeUsage) out += sseEvent({ ...head, choices: [], usage: openaiUsage(result) });
       res.end(`${out}data: [DONE]\n\n`);
     },
     fail(status, message) {
-      if (!started) {
+      if (!sse.started) {
         sendJson(res, status, openaiError(message, status));
         return;
       }
-      res.end(event(openaiError(message, 500)));
+      res.end(sseEvent(openaiError(message, 500)));
     },
   };
 }

@@ -5,9 +5,16 @@ import type { ServerResponse } from "node:http";
 import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
 import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
-import type { JobResult } from "./gpu-types.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
-import { type AnswerSink, openaiError, runInference } from "./inference.js";
+import {
+  type AnswerSink,
+  openaiError,
+  openaiIds,
+  openaiUsage,
+  runInference,
+  sseEvent,
+  sseWriter,
+} from "./inference.js";
 import { requireCapabilities } from "./ollama-api.js";
 import { generatePromptTokens, truncateTokens } from "./tokenizer.js";
 
@@ -55,26 +62,10 @@ function completionSink(
   stream: boolean,
   includeUsage: boolean,
 ): AnswerSink {
-  const id = `cmpl-${core.nextCompletionId()}`;
-  const created = Math.floor(core.clock.wallTimeOf(core.clock.now()) / 1000);
+  const { id, created } = openaiIds(core, "cmpl");
   const head = { id, object: "text_completion", created, model, system_fingerprint: "fp_ollama" };
-  let started = false;
+  const sse = sseWriter(res);
   let text = "";
-  const begin = () => {
-    if (started) return;
-    started = true;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache",
-      Connection: "keep-alive",
-    });
-  };
-  const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-  const usage = (r: JobResult) => ({
-    prompt_tokens: r.promptTokens,
-    completion_tokens: r.evalTokens,
-    total_tokens: r.promptTokens + r.evalTokens,
-  });
   return {
     pieces(pieces) {
       const shown = pieces.filter((p) => p.kind === "content");
@@ -83,10 +74,10 @@ function completionSink(
         return;
       }
       if (shown.length === 0) return;
-      begin();
+      sse.begin();
       res.write(
         shown
-          .map((p) => event({ ...head, choices: [{ text: p.text, index: 0, finish_reason: null }] }))
+          .map((p) => sseEvent({ ...head, choices: [{ text: p.text, index: 0, finish_reason: null }] }))
           .join(""),
       );
     },
@@ -95,21 +86,21 @@ function completionSink(
         sendJson(res, 200, {
           ...head,
           choices: [{ text, index: 0, finish_reason: plan.reason }],
-          usage: usage(result),
+          usage: openaiUsage(result),
         });
         return;
       }
-      begin();
-      let out = event({ ...head, choices: [{ text: "", index: 0, finish_reason: plan.reason }] });
-      if (includeUsage) out += event({ ...head, choices: [], usage: usage(result) });
+      sse.begin();
+      let out = sseEvent({ ...head, choices: [{ text: "", index: 0, finish_reason: plan.reason }] });
+      if (includeUsage) out += sseEvent({ ...head, choices: [], usage: openaiUsage(result) });
       res.end(`${out}data: [DONE]\n\n`);
     },
     fail(status, message) {
-      if (!started) {
+      if (!sse.started) {
         sendJson(res, status, openaiError(message, status));
         return;
       }
-      res.end(event(openaiError(message, 500)));
+      res.end(sseEvent(openaiError(message, 500)));
     },
   };
 }

@@ -7,7 +7,7 @@ import { Ollama } from "ollama";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 let emulator: EmulatorHandle;
@@ -23,18 +23,12 @@ beforeAll(async () => {
     timeScale: 0.01,
   });
   sidecar = await startSidecarProcess(
-    [
-      "--state",
-      "memory",
-      "--agent",
-      "team/agent",
-      "--proxy-listen",
-      "127.0.0.1:0",
+    memorySidecarArgs(
       "--provider",
       `gpu=${emulator.url},vram=24563,context=8192`,
       "--probe-interval-ms",
       "250",
-    ],
+    ),
     { KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50}]' },
   );
   base = `http://${sidecar.proxyAddress}`;

@@ -31,6 +31,14 @@ export function injectedRuntimeEnv(
   return Object.fromEntries(vars.map((e) => [e.name, e.value]));
 }
 
+/**
+ * The arguments of a sidecar process with embedded state serving agent team/agent, its proxy on
+ * a free port; `rest` follows (providers, flags).
+ */
+export function memorySidecarArgs(...rest: string[]): string[] {
+  return ["--state", "memory", "--agent", "team/agent", "--proxy-listen", "127.0.0.1:0", ...rest];
+}
+
 export interface SidecarProcess {
   readonly proc: ChildProcess;
   readonly apiUrl: string;

@@ -6,7 +6,12 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { DEFAULT_INJECTION_OPTIONS } from "../../src/operator/webhook/index.js";
-import { injectedRuntimeEnv, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import {
+  injectedRuntimeEnv,
+  memorySidecarArgs,
+  type SidecarProcess,
+  startSidecarProcess,
+} from "../helpers/sidecar-process.js";
 
 let emulator: EmulatorHandle;
 let sidecar: SidecarProcess;
@@ -22,16 +27,7 @@ beforeAll(async () => {
     timeScale: 0.001,
   });
   sidecar = await startSidecarProcess(
-    [
-      "--state",
-      "memory",
-      "--agent",
-      "team/agent",
-      "--proxy-listen",
-      "127.0.0.1:0",
-      "--provider",
-      `gpu=${emulator.url},vram=81920,parallel=4,context=4000000`,
-    ],
+    memorySidecarArgs("--provider", `gpu=${emulator.url},vram=81920,parallel=4,context=4000000`),
     {
       KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50}]',
       ...injectedRuntimeEnv(),

@@ -2,7 +2,7 @@
 // attributed answers, and the model lists aggregated from provider state.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 
 let emulator: EmulatorHandle;
 let sidecar: SidecarProcess;
@@ -16,16 +16,7 @@ beforeAll(async () => {
     timeScale: 0.01,
   });
   sidecar = await startSidecarProcess(
-    [
-      "--state",
-      "memory",
-      "--agent",
-      "team/agent",
-      "--proxy-listen",
-      "127.0.0.1:0",
-      "--provider",
-      `gpu=${emulator.url},vram=24563,context=8192`,
-    ],
+    memorySidecarArgs("--provider", `gpu=${emulator.url},vram=24563,context=8192`),
     {
       KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":50},{"model":"qwen3:14b","score":45}]',
     },

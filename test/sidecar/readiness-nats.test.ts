@@ -1,41 +1,17 @@
-// Readiness follows the shared state's NATS connection: with a real nats-server stopped,
-// gRPC health ("" and the scheduler service) goes NOT_SERVING and /readyz answers 503 on both
-// the API and the health port, while liveness stays SERVING; once the server is back on the
-// same port, everything is SERVING again.
-import path from "node:path";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSidecar, startSidecar } from "../../sidecar/main.js";
 import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+import { checkHealth, type HealthClient, healthClient } from "../helpers/health-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { waitUntil } from "../helpers/wait-until.js";
-
-const healthProto = path.join(
-  path.dirname(new URL(import.meta.resolve("grpc-health-check/package.json")).pathname),
-  "proto/health/v1/health.proto",
-);
-type CheckFn = (
-  req: { service: string },
-  cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
-) => void;
-type HealthClient = grpc.Client & { Check: CheckFn };
-const HealthCtor = (
-  grpc.loadPackageDefinition(protoLoader.loadSync(healthProto, { enums: String })) as unknown as {
-    grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => HealthClient } } };
-  }
-).grpc.health.v1.Health;
 
 const SCHEDULER = "kubemoot.scheduler.v1.SchedulerService";
 let nats: NatsServer;
 let sidecar: RunningSidecar;
 let clients: HealthClient[] = [];
 
-const check = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) =>
-    c.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
-  );
+const check = checkHealth;
 const readyz = async (address: string) => (await fetch(`http://${address}/readyz`)).status;
 
 /** Readiness as each port reports it, over gRPC ("" and the scheduler service) and HTTP. */
@@ -59,9 +35,7 @@ beforeAll(async () => {
     logger: pino({ level: "silent" }),
     drainMs: 0,
   });
-  clients = [sidecar.api.address, sidecar.api.healthAddress].map(
-    (a) => new HealthCtor(a, grpc.credentials.createInsecure()),
-  );
+  clients = [sidecar.api.address, sidecar.api.healthAddress].map(healthClient);
 });
 afterAll(async () => {
   for (const c of clients) c.close();

@@ -6,7 +6,7 @@
 // is not, and never hands a call to a copy whose slots are full (the engine's queue stays empty).
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
-import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 
 const gpus = new Map<string, EmulatorHandle>();
 let sidecar: SidecarProcess;
@@ -32,18 +32,14 @@ beforeAll(async () => {
       }),
     );
   }
-  sidecar = await startSidecarProcess([
-    "--state",
-    "memory",
-    "--agent",
-    "team/agent",
-    "--proxy-listen",
-    "127.0.0.1:0",
-    ...[...gpus].flatMap(([name, e]) => [
-      "--provider",
-      `${name}=${e.url},vram=24563,context=8192,parallel=1`,
-    ]),
-  ]);
+  sidecar = await startSidecarProcess(
+    memorySidecarArgs(
+      ...[...gpus].flatMap(([name, e]) => [
+        "--provider",
+        `${name}=${e.url},vram=24563,context=8192,parallel=1`,
+      ]),
+    ),
+  );
   base = `http://${sidecar.proxyAddress}`;
   // How many requests ever waited in an engine's own queue behind its one full slot (a request
   // waiting for its copy to finish loading holds that slot; it is not queued behind another).

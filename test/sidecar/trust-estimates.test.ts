@@ -8,7 +8,7 @@ import { Ollama } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
-import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 
 let emulator: EmulatorHandle;
 let sidecar: SidecarProcess;
@@ -23,16 +23,9 @@ beforeAll(async () => {
     contextLength: 8192,
     timeScale: 0.001,
   });
-  sidecar = await startSidecarProcess([
-    "--state",
-    "memory",
-    "--agent",
-    "team/agent",
-    "--proxy-listen",
-    "127.0.0.1:0",
-    "--provider",
-    `gpu=${emulator.url},vram=24563,context=8192`,
-  ]);
+  sidecar = await startSidecarProcess(
+    memorySidecarArgs("--provider", `gpu=${emulator.url},vram=24563,context=8192`),
+  );
   api = schedulerClient(sidecar.apiAddress);
   ollama = new Ollama({ host: `http://${sidecar.proxyAddress}` });
 });

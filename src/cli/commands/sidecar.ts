@@ -1,11 +1,10 @@
 import { pino } from "pino";
 import { startSidecar } from "../../../sidecar/main.js";
 import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
-import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
-import { parseEndpointAllowlist } from "../../net/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
+import { PROVIDER_ENDPOINTS_FLAG, schedulerConfigFromFlags } from "../scheduler-flags.js";
 import { natsStateOptions, stateTarget } from "../state-flags.js";
 
 export const command: Command = {
@@ -72,12 +71,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       description: "longest wait for in-flight calls at shutdown",
     },
     ...LISTENER_FLAGS,
-    "provider-endpoints": {
-      type: "string",
-      description:
-        "endpoints provider states may name: host[:port] patterns (* in the host) or CIDRs, comma-separated; empty: all (else KUBEMOOT_PROVIDER_ENDPOINTS)",
-      value: "LIST",
-    },
+    ...PROVIDER_ENDPOINTS_FLAG,
     "log-level": {
       type: "string",
       default: "info",
@@ -87,13 +81,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
   },
   async run(flags) {
     const target = stateTarget(flags, " (or use --state memory with --provider)");
-    const config = schedulerConfigFromEnv(
-      process.env,
-      typeof flags.agent === "string" ? flags.agent : undefined,
-    );
-    if (typeof flags["provider-endpoints"] === "string") {
-      config.providerEndpoints = parseEndpointAllowlist(flags["provider-endpoints"], "--provider-endpoints");
-    }
+    const config = schedulerConfigFromFlags(process.env, flags);
     const providers = ((flags.provider as string[] | undefined) ?? []).map(parseProviderFlag);
     const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
     const drainMs = numberFlag(flags, "drain-seconds", 0) * 1000;

@@ -1,11 +1,10 @@
 import path from "node:path";
 import { pino } from "pino";
-import { schedulerConfigFromEnv } from "../../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import { parseEndpointAllowlist } from "../../net/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
+import { PROVIDER_ENDPOINTS_FLAG, schedulerConfigFromFlags } from "../scheduler-flags.js";
 
 export const command: Command = {
   name: "standalone",
@@ -51,12 +50,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       value: "HOST:PORT",
     },
     ...LISTENER_FLAGS,
-    "provider-endpoints": {
-      type: "string",
-      description:
-        "endpoints provider states may name: host[:port] patterns (* in the host) or CIDRs, comma-separated; empty: all (else KUBEMOOT_PROVIDER_ENDPOINTS)",
-      value: "LIST",
-    },
+    ...PROVIDER_ENDPOINTS_FLAG,
     "log-level": {
       type: "string",
       default: "info",
@@ -73,13 +67,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       );
     }
     const logger = pino({ level: String(flags["log-level"]), base: { component: "standalone" } });
-    const config = schedulerConfigFromEnv(
-      process.env,
-      typeof flags.agent === "string" ? flags.agent : undefined,
-    );
-    if (typeof flags["provider-endpoints"] === "string") {
-      config.providerEndpoints = parseEndpointAllowlist(flags["provider-endpoints"], "--provider-endpoints");
-    }
+    const config = schedulerConfigFromFlags(process.env, flags);
     const s = await startStandalone({
       manifests,
       bindingsDir: path.resolve(String(flags["bindings-dir"])),
