@@ -5,9 +5,9 @@
 import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
 import type { ModelSpec } from "./catalog.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
-import { DurationError, parseKeepAlive } from "./go-duration.js";
 import type { JobResult } from "./gpu-types.js";
 import { goKind, HttpError, parseJsonBody, sendJson, toNs } from "./http-util.js";
+import { keepAlive } from "./requests.js";
 import { CHARS_PER_TOKEN, countTextTokens } from "./tokenizer.js";
 import { embedVector, shorten, toBase64 } from "./vectors.js";
 
@@ -41,15 +41,6 @@ function lookup(core: EmulatorCore, name: string, status404 = 404): ModelSpec {
 
 function requireEmbedding(spec: ModelSpec): void {
   if (!spec.capabilities.includes("embedding")) throw new HttpError(501, NO_EMBEDDINGS_MESSAGE);
-}
-
-function keepAlive(body: Record<string, unknown>): number | undefined {
-  try {
-    return parseKeepAlive(body.keep_alive);
-  } catch (err) {
-    if (err instanceof DurationError) throw new HttpError(400, err.message);
-    throw err;
-  }
 }
 
 function numCtxOption(body: Record<string, unknown>): number | undefined {

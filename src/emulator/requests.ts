@@ -86,7 +86,8 @@ function requireModel(body: Record<string, unknown>, struct: string): string {
   return model;
 }
 
-function keepAlive(body: Record<string, unknown>): number | undefined {
+/** A request's keep_alive (ms; undefined when absent); a bad one is a 400 as Ollama answers it. */
+export function keepAlive(body: Record<string, unknown>): number | undefined {
   try {
     return parseKeepAlive(body.keep_alive);
   } catch (err) {
