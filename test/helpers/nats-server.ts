@@ -27,6 +27,25 @@ export function natsServerBinary(): string {
   throw new Error(NOT_FOUND);
 }
 
+/**
+ * Whether a server failed because a port chosen by freePort was taken in the meantime (another
+ * process got it from the ephemeral range between our release and the server's bind).
+ */
+function portTaken(err: unknown): boolean {
+  return err instanceof Error && err.message.includes("address already in use");
+}
+
+/** Tries `start` up to three times while it fails on a port taken meanwhile. */
+async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3 || !portTaken(err)) throw err;
+    }
+  }
+}
+
 /** A free TCP port on 127.0.0.1 (released again before it is returned). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -93,10 +112,14 @@ export class NatsServer {
   /** Starts `nats-server -js -a 127.0.0.1 -p <port> -sd <dir>` and waits until it serves. */
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
     natsServerBinary();
-    const port = options.port ?? (await freePort());
-    const server = new NatsServer(port, await freePort(), options.storeDir, options);
-    await server.launch();
-    return server;
+    const launch = async () => {
+      const port = options.port ?? (await freePort());
+      const server = new NatsServer(port, await freePort(), options.storeDir, options);
+      await server.launch();
+      return server;
+    };
+    // Ports given by the caller are theirs to choose again; ours are chosen afresh.
+    return options.port === undefined && options.cluster === undefined ? withFreshPorts(launch) : launch();
   }
 
   /** The server's recent log (the last 16 kB of its stderr), e.g. to find a permissions violation. */
@@ -254,15 +277,27 @@ export interface NatsCluster {
 /** Starts `size` JetStream servers (default 3) joined by routes on loopback. */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   natsServerBinary();
-  const clusterPorts: number[] = [];
-  for (let i = 0; i < size; i++) clusterPorts.push(await freePort());
-  const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`);
-  const name = `kubemoot-test-${process.pid}`;
-  const servers = await Promise.all(
-    clusterPorts.map((port, i) =>
-      NatsServer.start({ cluster: { name, serverName: `n${i + 1}`, port, routes }, readyTimeoutMs: 30_000 }),
-    ),
-  );
+  const servers = await withFreshPorts(async () => {
+    const clusterPorts: number[] = [];
+    for (let i = 0; i < size; i++) clusterPorts.push(await freePort());
+    const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`);
+    const name = `kubemoot-test-${process.pid}`;
+    const started = await Promise.allSettled(
+      clusterPorts.map((port, i) =>
+        NatsServer.start({
+          cluster: { name, serverName: `n${i + 1}`, port, routes },
+          readyTimeoutMs: 30_000,
+        }),
+      ),
+    );
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) {
+      // None of a half-started cluster is kept: the next attempt starts all on new ports.
+      await Promise.all(started.map((r) => (r.status === "fulfilled" ? r.value.dispose() : undefined)));
+      throw failed.reason;
+    }
+    return started.map((r) => (r as PromiseFulfilledResult<NatsServer>).value);
+  });
   return {
     servers,
     urls: servers.map((s) => s.url),
