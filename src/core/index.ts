@@ -61,6 +61,8 @@ export type {
 export { decide, plan } from "./planner.js";
 export type { ChatContentPart, ChatMessage, ChatToolCall, ChatToolSpec } from "./prompt-size.js";
 export { messageChars, nextPromptTokens, promptChars, toolsChars } from "./prompt-size.js";
+export type { Engine } from "./engines.js";
+export { DEFAULT_ENGINE, ENGINES, isEngine, isFixedModelEngine, speaksOpenAiOnly } from "./engines.js";
 export type { QueueInput, QueueOrUnload, UnloadVictim } from "./queue-or-unload.js";
 export { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "./queue-or-unload.js";
 export type { Ranked } from "./ranking.js";

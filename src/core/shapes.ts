@@ -3,6 +3,8 @@
 // unchanged. All sizes are MiB; `*At` fields are as the spec gives them (RFC 3339 strings for
 // provider state and tickets' claimedAt, epoch milliseconds for leases and demand entries).
 
+import type { Engine } from "./engines.js";
+
 /** Value of `kubemoot_provider_state/<provider>`, written by the operator's publisher. */
 export interface ProviderState {
   name: string;
@@ -30,6 +32,18 @@ export interface ProviderState {
    * absent or 0 = no limit known. A load past it would make the engine evict on its own.
    */
   maxLoadedModels?: number;
+  /**
+   * Our extension: the engine serving this provider; absent = "ollama" (Kubemoot's operator
+   * never writes it). For a fixed-model engine `loadedModels` lists the models it serves,
+   * `maxParallel` its slots (llama.cpp total_slots, vLLM/SGLang max running requests when
+   * known), `activeCount` running and `queueDepth` waiting requests from its metrics, and
+   * `availableModelFootprintsMiB` is empty: it loads nothing on demand.
+   */
+  engine?: Engine;
+  /** Our extension: fixed-model engines' KV-cache usage, a fraction 0..1; absent = unknown. */
+  kvCacheUsage?: number;
+  /** Our extension: the engine answers POST /tokenize (exact prompt token counts). */
+  tokenize?: boolean;
 }
 
 /** Value of `kubemoot_provider_tickets/<provider>__<ticketId>`. */

@@ -1,5 +1,6 @@
 // Provider state values (kubemoot_provider_state): written in Kubemoot's field order, read
 // tolerantly (missing fields → zero values, unknown fields ignored, non-objects skipped).
+import { isEngine } from "../core/engines.js";
 import type { ProviderState } from "../core/shapes.js";
 import { bool, instantMs, isObject, num, numberMap, str, strings } from "./json-fields.js";
 
@@ -21,6 +22,11 @@ export function providerStateJson(s: ProviderState): Record<string, unknown> {
     ...(s.maxLoadedModels !== undefined && s.maxLoadedModels > 0
       ? { maxLoadedModels: s.maxLoadedModels }
       : {}),
+    // Our extensions, written only when they say something, so an Ollama provider's value is
+    // byte for byte what Kubemoot's operator writes.
+    ...(s.engine !== undefined && s.engine !== "ollama" ? { engine: s.engine } : {}),
+    ...(s.kvCacheUsage !== undefined ? { kvCacheUsage: s.kvCacheUsage } : {}),
+    ...(s.tokenize === true ? { tokenize: true } : {}),
   };
 }
 
@@ -45,6 +51,11 @@ export function parseProviderState(raw: unknown, key: string): ProviderState | u
     contextLength: num(raw.contextLength),
     loadedModelContextLengths: numberMap(raw.loadedModelContextLengths),
     ...(num(raw.maxLoadedModels) > 0 ? { maxLoadedModels: Math.floor(num(raw.maxLoadedModels)) } : {}),
+    ...engineField(raw.engine),
+    ...(typeof raw.kvCacheUsage === "number" && Number.isFinite(raw.kvCacheUsage)
+      ? { kvCacheUsage: Math.min(1, Math.max(0, raw.kvCacheUsage)) }
+      : {}),
+    ...(raw.tokenize === true ? { tokenize: true } : {}),
   };
 }
 
@@ -52,4 +63,13 @@ export function parseProviderState(raw: unknown, key: string): ProviderState | u
 export function isStale(s: ProviderState, nowMs: number, staleMs: number): boolean {
   const t = instantMs(s.lastProbedAt);
   return t !== undefined && nowMs - t > staleMs;
+}
+
+/**
+ * An engine this reader does not know (written by a newer operator) is read as "openai": served
+ * over OpenAI's routes and sent no load or unload, the safe reading of a server we cannot drive.
+ */
+function engineField(v: unknown): Pick<ProviderState, "engine"> {
+  if (v === undefined || v === null || v === "" || v === "ollama") return {};
+  return { engine: isEngine(v) ? v : "openai" };
 }

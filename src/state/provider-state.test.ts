@@ -4,7 +4,7 @@ import type { Logger } from "../log/index.js";
 import { PROVIDER_STATE_BUCKET } from "./buckets.js";
 import { encodeJson } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
-import { isStale, parseProviderState } from "./provider-state-codec.js";
+import { isStale, parseProviderState, providerStateJson } from "./provider-state-codec.js";
 import { openStateStore, type StateStore } from "./store.js";
 
 // Kubemoot's example provider state, byte for byte (its fields: docs/rules/state.md §2.1).
@@ -44,6 +44,22 @@ describe("provider state parsing", () => {
     expect(s).not.toHaveProperty("extra");
     expect(parseProviderState([1, 2], "x")).toBeUndefined();
     expect(parseProviderState("str", "x")).toBeUndefined();
+  });
+
+  it("carries the engine extensions; an Ollama provider's value has none of them", () => {
+    const ollama = parseProviderState(JSON.parse(KUBEMOOT_STATE), "ollama-rig1")!;
+    expect(ollama.engine).toBeUndefined();
+    expect(Object.keys(providerStateJson(ollama))).not.toContain("engine");
+    const vllm = parseProviderState(
+      { ...JSON.parse(KUBEMOOT_STATE), engine: "vllm", kvCacheUsage: 1.7, tokenize: true },
+      "k",
+    )!;
+    expect(vllm).toMatchObject({ engine: "vllm", kvCacheUsage: 1, tokenize: true });
+    expect(providerStateJson(vllm)).toMatchObject({ engine: "vllm", kvCacheUsage: 1, tokenize: true });
+    // A newer operator's engine is served as OpenAI-compatible and never driven.
+    expect(parseProviderState({ engine: "tgi" }, "k")!.engine).toBe("openai");
+    expect(parseProviderState({ engine: "ollama" }, "k")!.engine).toBeUndefined();
+    expect(parseProviderState({ kvCacheUsage: "full" }, "k")!.kvCacheUsage).toBeUndefined();
   });
 
   it("is stale only with a parsable lastProbedAt older than the limit", () => {
