@@ -12,6 +12,7 @@
 // `data: {"error": {...}}`, on a unit boundary. The provider's own error unit passes through.
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
+import { readAnswerTail } from "./answer-tail.js";
 import {
   type FrameTap,
   ndjsonTap,
@@ -22,7 +23,7 @@ import {
 } from "./framing.js";
 import { ProxyError } from "./http-errors.js";
 import { PATHS, routeNotServed } from "./upstream-routes.js";
-import { type Api, OPENAI_APIS } from "./validate.js";
+import { type Api, EMBED_APIS, OPENAI_APIS } from "./validate.js";
 
 const ERROR_BODY_LIMIT = 64 * 1024;
 /** Non-streamed answers are buffered (so that a failure can still be a clean 502) up to this. */
@@ -439,12 +440,14 @@ async function bufferedAnswer(
       latencyMs: since(),
     };
   }
-  let obj: Record<string, unknown> | undefined;
-  try {
-    const v: unknown = JSON.parse(buf.toString("utf8"));
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) obj = v as Record<string, unknown>;
-  } catch {
-    obj = undefined;
+  let obj: Record<string, unknown> | undefined = EMBED_APIS.has(i.api) ? readAnswerTail(buf) : undefined;
+  if (obj === undefined) {
+    try {
+      const v: unknown = JSON.parse(buf.toString("utf8"));
+      if (typeof v === "object" && v !== null && !Array.isArray(v)) obj = v as Record<string, unknown>;
+    } catch {
+      obj = undefined;
+    }
   }
   if (!obj) {
     return {
