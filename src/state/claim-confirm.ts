@@ -46,13 +46,24 @@ export interface WarmCheck {
 /**
  * Whether a warm ticket, judged against every ticket and decision written before it (the copy
  * must hold revision `written`), still fits: its model resident beside the loads in flight,
- * and a slot free. The last decision counts even if it came after the write (conservative).
+ * and a slot free. Tickets and the last decision that came after the write count too
+ * (conservative: of two claims that do not fit together, both may withdraw, never neither).
  */
 export function warmStillFits(c: WarmCheck): boolean {
   const { mirror, state, ticket } = c;
   if (state === undefined) return false;
   const provider = ticket.provider;
-  const view = ticketsBefore(mirror, provider, c.written, c.liveNowMs, new Set([ticket.ticketId]));
+  // Every live ticket the copy holds, not only those written before this one: a decision
+  // whose guard came before this write may write its tickets after it, and once the copy has
+  // seen them they are no longer pending in any guard (a later decision may even have replaced
+  // that guard). Counting later tickets too can only make this claim withdraw more often.
+  const view = ticketsBefore(
+    mirror,
+    provider,
+    Number.POSITIVE_INFINITY,
+    c.liveNowMs,
+    new Set([ticket.ticketId]),
+  );
   view.push(...unseenPending(mirror, provider, guardFromMirror(mirror, provider), c.liveNowMs));
   // A load that plans to unload this model: the copy is on its way out.
   if (view.some((t) => Object.hasOwn(t.evicts ?? {}, ticket.modelName))) return false;

@@ -36,6 +36,12 @@ export function decideClaim(
   // claim would put both on the card, so it waits for the loads to end.
   const resident = residentModels(view.state, view.residencies);
   if (resident.has(claim.modelName)) {
+    // A load in flight plans to unload this model: the mirror image of victim-busy. Whichever
+    // of the two comes later is refused, so the unload never meets a call on its victim.
+    const planned = view.tickets.some(
+      (t) => ticketLive(t, liveNowMs) && Object.hasOwn(t.evicts ?? {}, claim.modelName),
+    );
+    if (planned) return { ok: false, reason: "no-room" };
     const b = budgetView(view.state, view.tickets, view.residencies, liveNowMs);
     if (b.inFlight > 0 && b.resident + b.inFlight > b.usable + b.credit)
       return { ok: false, reason: "no-room" };

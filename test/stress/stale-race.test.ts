@@ -46,11 +46,31 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   // Live tickets per model on the card, revision by revision.
   const live = new Map<string, string>();
   const overlaps: [string, string][][] = [];
+  const overlapAt: number[] = [];
   let flipsDone = 0;
   let revisions = 0;
   const decoder = new TextDecoder();
+  // Every entry and state change in arrival order, to show the history of an overlap.
+  const history: string[] = [];
   const referee = await Referee.start(server.url, [ALPHA], (e) => {
     revisions++;
+    if (e.operation === "PUT" && e.key.startsWith("flip__")) {
+      const t = JSON.parse(decoder.decode(e.value)) as Record<string, unknown>;
+      history.push(
+        `r${e.revision} PUT ${e.key.slice(6, 14)} ${t.modelName} cold=${t.coldLoad} evicts=${JSON.stringify(t.evicts)} holder=${t.holderId}`,
+      );
+    } else if (e.key.includes("flip")) {
+      const v =
+        e.operation === "PUT"
+          ? decoder
+              .decode(e.value)
+              .replace(/"ticketId":"(.{8})[^"]*"/g, "$1")
+              .slice(0, 200)
+          : "";
+      history.push(
+        `r${e.revision} ${e.operation} ${e.key.startsWith("flip__") ? e.key.slice(6, 14) : e.key} ${v}`,
+      );
+    }
     if (!e.key.startsWith("flip__")) return;
     if (e.operation === "PUT") {
       const t = JSON.parse(decoder.decode(e.value)) as { modelName: string };
@@ -59,7 +79,10 @@ it("a warm claim on a stale belief never coexists with a load that took its room
     const models = new Set(live.values());
     // A claim may write its ticket, find on confirming it that it does not fit, and withdraw
     // it: such a ticket is never used. Overlaps are judged on granted tickets at the end.
-    if (models.has("alpha") && models.has("beta")) overlaps.push([...live.entries()]);
+    if (models.has("alpha") && models.has("beta")) {
+      overlaps.push([...live.entries()]);
+      overlapAt.push(history.length);
+    }
   });
   // The card's state as probes might publish it: alpha unloaded every so often (calls in
   // flight on it still count as loads), and resident again only while beta is not — a probe
@@ -73,7 +96,8 @@ it("a warm claim on a stale belief never coexists with a load that took its room
       const next: boolean = resident ? false : !beta;
       if (next !== resident) {
         resident = next;
-        await flipper.providerWriter.publish(resident ? ALPHA : EMPTY);
+        const rev = await flipper.providerWriter.publish(resident ? ALPHA : EMPTY);
+        history.push(`state r${rev}: ${resident ? "ALPHA" : "EMPTY"}`);
         flipsDone++;
       }
     }
@@ -102,10 +126,20 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   await referee.finish();
   const t = totals(reports);
   const granted = new Set(t.granted);
-  const both = overlaps.filter((snapshot) => {
-    const used = snapshot.filter(([key]) => granted.has(key.slice(key.indexOf("__") + 2)));
-    return used.some(([, m]) => m === "alpha") && used.some(([, m]) => m === "beta");
-  }).length;
+  const grantedOverlaps = overlaps
+    .map((snapshot, k) => ({ snapshot, at: overlapAt[k] as number }))
+    .filter(({ snapshot }) => {
+      const used = snapshot.filter(([key]) => granted.has(key.slice(key.indexOf("__") + 2)));
+      return used.some(([, m]) => m === "alpha") && used.some(([, m]) => m === "beta");
+    });
+  const both = grantedOverlaps.length;
+  if (both > 0 && process.env.STALE_RACE_DUMP) {
+    const first = grantedOverlaps[0]!;
+    console.log(
+      `first granted overlap: ${JSON.stringify(first.snapshot.map(([k, m]) => [k.slice(6, 14), m]))}`,
+    );
+    console.log(history.slice(Math.max(0, first.at - 60), first.at + 5).join("\n"));
+  }
   console.log(
     `stale race: ${t.claims} claims, ${t.granted.length} granted, ${flipsDone} state changes, ${revisions} revisions, ${overlaps.length} with alpha and beta written, ${both} of them granted`,
   );

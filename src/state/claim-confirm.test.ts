@@ -1,0 +1,110 @@
+// Confirming a warm ticket against decisions whose tickets landed after it (claim-confirm.ts).
+import { afterEach, describe, expect, it } from "vitest";
+import { providerState } from "../../test/helpers/state-fixtures.js";
+import type { Ticket } from "../core/shapes.js";
+import { silentLogger } from "../log/index.js";
+import { bucketSettings, PROVIDER_TICKETS_BUCKET } from "./buckets.js";
+import { warmStillFits } from "./claim-confirm.js";
+import { encodeJson, type KvBucket } from "./kv.js";
+import { MemoryKvStore } from "./memory-kv.js";
+import { BucketMirror } from "./mirror.js";
+import { guardJson, ticketJson } from "./ticket-codec.js";
+import { guardKey, providerOfKey, ticketKey } from "./ticket-keys.js";
+import { type TicketsMirror, ticketsDecoder } from "./tickets-view.js";
+
+const NOW = Date.parse("2026-06-11T00:00:00Z");
+const ALPHA = providerState("flip", {
+  totalVramMiB: 16384,
+  loadedModelFootprintsMiB: { alpha: 9000 },
+  lastProbedAt: "",
+});
+const EMPTY = providerState("flip", { totalVramMiB: 16384, lastProbedAt: "" });
+
+function ticket(id: string, model: string, over: Partial<Ticket> = {}): Ticket {
+  return {
+    ticketId: id,
+    provider: "flip",
+    modelFootprintMiB: 9000,
+    kvCacheFootprintMiB: 0,
+    holderId: "h",
+    claimedAt: new Date(NOW).toISOString(),
+    modelName: model,
+    evicts: {},
+    expiresAt: NOW + 60_000,
+    ...over,
+  };
+}
+
+let kv: MemoryKvStore | undefined;
+let mirror: TicketsMirror | undefined;
+afterEach(async () => {
+  mirror?.close();
+  await kv?.close();
+});
+
+async function setup(): Promise<{ bucket: KvBucket; mirror: TicketsMirror }> {
+  kv = new MemoryKvStore();
+  const bucket = await kv.bucket(PROVIDER_TICKETS_BUCKET, bucketSettings(1)[PROVIDER_TICKETS_BUCKET]!);
+  mirror = new BucketMirror({
+    connection: kv.connection,
+    now: () => NOW,
+    bucket,
+    decode: ticketsDecoder(silentLogger),
+    group: providerOfKey,
+    logger: silentLogger,
+  });
+  await mirror.start();
+  return { bucket, mirror };
+}
+
+const put = (b: KvBucket, t: Ticket) => b.put(ticketKey("flip", t.ticketId), encodeJson(ticketJson(t)));
+
+describe("a warm ticket confirming itself", () => {
+  it("counts a decision's ticket written after it, even once the copy has seen that write", async () => {
+    const { bucket, mirror } = await setup();
+    // A decision (on EMPTY: beta is a cold load) commits its guard; a warm alpha ticket is
+    // written; then the decision's ticket lands; then a later decision replaces the guard.
+    const beta = ticket("b1", "beta", { coldLoad: true });
+    await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [beta], stateRevision: 0 })));
+    const warm = ticket("w1", "alpha", { coldLoad: false });
+    const written = await put(bucket, warm);
+    const landed = await put(bucket, beta);
+    await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [], stateRevision: 0 })));
+    expect(await mirror.waitForRevision(landed + 1, 1000)).toBe(true);
+    for (const state of [ALPHA, EMPTY]) {
+      const fits = warmStillFits({
+        mirror,
+        state,
+        ticket: warm,
+        written,
+        liveNowMs: NOW,
+        slots: undefined,
+        holdsSlot: () => true,
+      });
+      // alpha (9000) beside beta's load (9000) needs 18000 MiB of 14336 usable.
+      expect(
+        fits,
+        `state with ${Object.keys(state.loadedModelFootprintsMiB).join() || "nothing"} resident`,
+      ).toBe(false);
+    }
+  });
+
+  it("still fits beside tickets of its own model, whenever they were written", async () => {
+    const { bucket, mirror } = await setup();
+    const warm = ticket("w1", "alpha");
+    const written = await put(bucket, warm);
+    const last = await put(bucket, ticket("w2", "alpha"));
+    expect(await mirror.waitForRevision(last, 1000)).toBe(true);
+    expect(
+      warmStillFits({
+        mirror,
+        state: ALPHA,
+        ticket: warm,
+        written,
+        liveNowMs: NOW,
+        slots: undefined,
+        holdsSlot: () => true,
+      }),
+    ).toBe(true);
+  });
+});
