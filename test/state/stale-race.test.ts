@@ -24,6 +24,8 @@ const ALPHA = providerState("flip", {
   loadedModelFootprintsMiB: { alpha: 9000 },
   lastProbedAt: "",
 });
+// STALE_RACE_FLIP_MS shortens the time between state changes (default 100–300 ms).
+const FLIP_MS = Number(process.env.STALE_RACE_FLIP_MS ?? 100);
 const EMPTY = providerState("flip", { totalVramMiB: 16384, lastProbedAt: "" });
 
 let server: NatsServer;
@@ -91,7 +93,7 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   const flips = (async () => {
     let resident = true;
     while (flipping) {
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      await new Promise((r) => setTimeout(r, FLIP_MS + Math.random() * 2 * FLIP_MS));
       const beta = [...live.values()].includes("beta");
       const next: boolean = resident ? false : !beta;
       if (next !== resident) {
