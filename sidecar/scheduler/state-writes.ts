@@ -83,6 +83,7 @@ export class StateWrites {
             modelName: e.model,
             modelFootprintMiB: e.footprintMiB,
             writtenAt: this.now(),
+            ...(e.coldLoad && e.loadMs > 0 ? { loadMs: e.loadMs } : {}),
           })
           .catch((err) => {
             this.overlays.delete(key);

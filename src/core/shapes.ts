@@ -81,6 +81,12 @@ export interface Residency {
    * overlays lack it and count until deleted.
    */
   writtenAt?: number;
+  /**
+   * Ours: how long the load that made the model resident took (ms), as the call that loaded it
+   * measured it; absent when unknown. Placement keeps a copy others wait for resident a few of
+   * its own load times before it may be unloaded (docs/rules/placement.md §5).
+   */
+  loadMs?: number;
 }
 
 /** `wait.<tok(model)>.<tok(ns/agent)>`: an agent waits for this model (10 min). */

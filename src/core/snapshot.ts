@@ -126,6 +126,8 @@ export interface ProviderView {
   readonly loadMiBPerS: number | undefined;
   /** Per resident model, when its residency overlay was written (epoch ms): about when it loaded. */
   readonly residentSince: ReadonlyMap<string, number>;
+  /** Per resident model, how long its load took (ms), when the overlay says. */
+  readonly residentLoadMs: ReadonlyMap<string, number>;
   /** Loaded copies' context windows (/api/ps context_length), tokens. */
   readonly loadedContexts: ReadonlyMap<string, number>;
   /** The provider's per-request context (OLLAMA_CONTEXT_LENGTH), tokens; undefined unknown. */
@@ -243,6 +245,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     }
     for (const model of state.loadedModels ?? []) if (!resident.has(model)) resident.set(model, 0);
     let since: Map<string, number> | undefined;
+    let loadedIn: Map<string, number> | undefined;
     for (const r of overlaysBy.get(name) ?? []) {
       if (!overlayCurrent(state, r)) continue;
       resident.set(r.modelName, Math.max(resident.get(r.modelName) ?? 0, pos(r.modelFootprintMiB)));
@@ -250,6 +253,11 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       if (at > 0) {
         since ??= new Map();
         since.set(r.modelName, Math.max(since.get(r.modelName) ?? 0, at));
+      }
+      const took = pos(r.loadMs);
+      if (took > 0) {
+        loadedIn ??= new Map();
+        loadedIn.set(r.modelName, took);
       }
     }
     let residentSum = 0;
@@ -336,6 +344,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       serviceByModel: health?.serviceByModel,
       loadMiBPerS: health?.loadMiBPerS,
       residentSince: since ?? EMPTY_NUMBERS,
+      residentLoadMs: loadedIn ?? EMPTY_NUMBERS,
       loadedContexts: loadedContexts ?? EMPTY_NUMBERS,
       configuredContext: configured > 0 ? configured : undefined,
       catalog,

@@ -156,6 +156,67 @@ describe("time policy: an unload pays for itself", () => {
       residencies: [{ ...residency("a", Q14, F14), writtenAt: T0 - 1_000 }],
     });
     expect(byTime(more, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "claim", step: 5 });
+    // But a copy called since it loaded is in use, idle only between calls: it keeps its grace
+    // whoever waits for the other model.
+    const inUse = full({
+      demand: demand([
+        [Q14, { lastUsedAtMs: T0 - 200 }],
+        [Q8, { waiters: 3 }],
+      ]),
+      residencies: [{ ...residency("a", Q14, F14), writtenAt: T0 - 1_000 }],
+    });
+    expect(byTime(inUse, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "wait-for-memory" });
+  });
+
+  it("a copy that others keep busy stops taking calls once it has served its residency, so a model that waits gets its turn", () => {
+    // 14b fills the 16 GiB card; 8b cannot join it. 14b's callers keep it busy (one live
+    // ticket, slots free), so it is never idle: without draining, 8b would wait forever.
+    const loadS = F14 / 1024;
+    const busy = (writtenAt: number, over: Partial<PlacementSnapshot> = {}) =>
+      full({
+        providers: [warm("a", 16384, Q14, F14, { maxParallel: 4 })],
+        demand: demand([[Q8, { waiters: 3 }]]),
+        tickets: [ticket("a", Q14, { claimedAtMs: T0 - 500 })],
+        residencies: [{ ...residency("a", Q14, F14), writtenAt }],
+        ...over,
+      });
+    const served = T0 - (MIN_RESIDENCY_LOADS * loadS + 1) * 1000;
+    const r14 = req({ candidates: cands([Q14, 80]) });
+    // Served its residency: new 14b calls queue (the copy drains) instead of taking a slot.
+    expect(byTime(busy(served), r14)).toMatchObject({ kind: "queue", provider: "a", model: Q14 });
+    // Freshly loaded: it keeps serving.
+    expect(byTime(busy(T0 - 1_000), r14)).toMatchObject({ kind: "claim", provider: "a", cold: false });
+    // The copy's own load time, when its overlay measured it, sets the residency: loaded in 1 s,
+    // it drains 3 s after, long before the estimate (≈12 s a load) would let it.
+    const quick = (writtenAt: number) =>
+      busy(writtenAt, { residencies: [{ ...residency("a", Q14, F14), writtenAt, loadMs: 1_000 }] });
+    expect(byTime(quick(T0 - (MIN_RESIDENCY_LOADS + 1) * 1000), r14)).toMatchObject({ kind: "queue" });
+    expect(byTime(quick(T0 - (MIN_RESIDENCY_LOADS - 1) * 1000), r14)).toMatchObject({ kind: "claim" });
+    // Calls that cannot wait are still served: they never queue.
+    expect(byTime(busy(served), req({ candidates: cands([Q14, 80]), cannotWait: true }))).toMatchObject({
+      kind: "claim",
+      cold: false,
+    });
+    // More agents wait for 14b than for 8b: 14b keeps its card.
+    const more = busy(served, {
+      demand: demand([
+        [Q8, { waiters: 3 }],
+        [Q14, { waiters: 4 }],
+      ]),
+    });
+    expect(byTime(more, r14)).toMatchObject({ kind: "claim", cold: false });
+    // 8b has room elsewhere: nothing needs this card.
+    const elsewhere = busy(served, {
+      providers: [warm("a", 16384, Q14, F14, { maxParallel: 4 }), card("b", RTX_4090_MIB)],
+    });
+    expect(byTime(elsewhere, r14)).toMatchObject({ kind: "claim", provider: "a", cold: false });
+    // And 8b's waiters get the unload once the copy is idle.
+    const idle = busy(served, { tickets: [] });
+    expect(byTime(idle, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      step: 5,
+      evicts: { [Q14]: F14 },
+    });
   });
 
   it("a cold load on free room is preferred to an unload of equal speed", () => {

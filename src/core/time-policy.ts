@@ -65,13 +65,50 @@ function footprint(ix: SnapshotIndex, model: string): number {
   return occ.known ? occ.mib : 0;
 }
 
+/** How long a resident copy's load took (s): as its overlay measured it, else the estimate. */
+function copyLoadS(ix: SnapshotIndex, v: ProviderView, model: string, footprintMiB: number): number {
+  const ms = v.residentLoadMs.get(model);
+  return ms !== undefined && ms > 0 ? ms / 1000 : loadS(ix, v, footprintMiB);
+}
+
+/**
+ * Whether a warm copy of `model` on `v` drains: it takes no new calls that may wait, so that it
+ * turns idle and can be unloaded for a model that has no other way onto the fleet. A copy that
+ * is never idle (its callers keep it busy) could otherwise never be a victim, and the other
+ * model would wait for as long as they call. It drains once it has been resident
+ * MIN_RESIDENCY_LOADS of its load times (never earlier: no thrash), for a model with waiters,
+ * at least as many as its own, that has no warm copy, fits no provider cold, and would fit on
+ * `v` without `model` and v's idle residents.
+ */
+function drains(ix: SnapshotIndex, v: ProviderView, model: string): boolean {
+  const since = v.residentSince.get(model);
+  if (since === undefined || ix.demand.size === 0) return false;
+  const F = v.resident.get(model) ?? 0;
+  if ((ix.nowMs - since) / 1000 < MIN_RESIDENCY_LOADS * copyLoadS(ix, v, model, F)) return false;
+  const own = ix.demand.get(model)?.waiters ?? 0;
+  for (const [other, d] of ix.demand) {
+    if (other === model || d.waiters < Math.max(1, own) || !lists(v, other)) continue;
+    if ((ix.warmAt.get(other) ?? []).some((w) => w.ineligible === undefined)) continue;
+    const occ = ix.occupancy(other);
+    if (!occ.known) continue;
+    if (ix.providers.some((p) => p.ineligible === undefined && vramVerdict(p, other, occ) === "cold"))
+      continue;
+    let room = F;
+    for (const c of idleResidents(v, other, ix.demand)) if (c.model !== model) room += c.footprintMiB;
+    if (roomNeeded(v, occ.mib).mib <= room) return true;
+  }
+  return false;
+}
+
 /** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
-function freeSlot(ix: SnapshotIndex, model: string, prompt: number): Pick | undefined {
+function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: boolean): Pick | undefined {
   let top: Pick | undefined;
   const F = footprint(ix, model);
   for (const v of ix.warmAt.get(model) ?? []) {
     if (v.ineligible !== undefined || !holds(contextAt(v, model), prompt)) continue;
     if ((v.byModel.get(model)?.count ?? 0) >= v.slots) continue;
+    // A draining copy still serves calls that cannot wait: they never queue.
+    if (mayQueue && drains(ix, v, model)) continue;
     const seconds = (v.loading.has(model) ? loadLeftS(ix, v, model) : 0) + serviceS(ix, v, model);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
     if (better(top, p)) top = p;
@@ -80,18 +117,20 @@ function freeSlot(ix: SnapshotIndex, model: string, prompt: number): Pick | unde
 }
 
 /**
- * Idle residents `v` may unload for `model`: a copy that others wait for is kept until it has
- * been resident MIN_RESIDENCY_LOADS of its load times, unless the requested model is waited
- * for by more agents.
+ * Idle residents `v` may unload for `model`. A copy is kept until it has been resident
+ * MIN_RESIDENCY_LOADS of its own load times when it is in demand: agents wait for it (no fewer
+ * than wait for the requested model), or it was called since it loaded — a copy in use is idle
+ * only between calls, and unloading it then for a model with equal demand would thrash.
  */
 function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCandidate[] {
   const wanted = Math.max(1, ix.demand.get(model)?.waiters ?? 0);
   return idleResidents(v, model, ix.demand).filter((c) => {
-    const waiters = c.demand?.waiters ?? 0;
-    if (waiters === 0 || wanted > waiters) return true;
     const since = v.residentSince.get(c.model);
     if (since === undefined) return true;
-    return (ix.nowMs - since) / 1000 >= MIN_RESIDENCY_LOADS * loadS(ix, v, c.footprintMiB);
+    const waitedFor = (c.demand?.waiters ?? 0) >= wanted;
+    const usedSince = (c.demand?.lastUsedAtMs ?? 0) >= since;
+    if (!waitedFor && !usedSince) return true;
+    return (ix.nowMs - since) / 1000 >= MIN_RESIDENCY_LOADS * copyLoadS(ix, v, c.model, c.footprintMiB);
   });
 }
 
@@ -194,10 +233,10 @@ export function planByTime(ix: SnapshotIndex, r: TimeRequest): Decision | undefi
   const [preferred, ...others] = r.acceptable;
   if (preferred === undefined) return undefined;
   // 1–2: a free slot on a warm copy, the preferred model first, then the others in order.
-  const warm = freeSlot(ix, preferred.model, r.prompt);
+  const warm = freeSlot(ix, preferred.model, r.prompt, r.mayQueue);
   if (warm !== undefined) return claimOf(warm, 1);
   for (const c of others) {
-    const alt = freeSlot(ix, c.model, r.prompt);
+    const alt = freeSlot(ix, c.model, r.prompt, r.mayQueue);
     if (alt !== undefined) return claimOf(alt, 2);
   }
   // 4–5: the soonest finish among a cold load, an unload and a queue.

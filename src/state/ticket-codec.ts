@@ -55,6 +55,7 @@ export function residencyJson(r: Residency): Record<string, unknown> {
     modelName: r.modelName,
     modelFootprintMiB: r.modelFootprintMiB,
     ...(r.writtenAt !== undefined ? { writtenAt: r.writtenAt } : {}),
+    ...(r.loadMs !== undefined && r.loadMs > 0 ? { loadMs: r.loadMs } : {}),
   };
 }
 
@@ -65,11 +66,13 @@ export function parseResidency(raw: unknown, expectedProvider: string): Residenc
   const modelName = str(raw.modelName);
   if (provider !== expectedProvider || modelName === "") return undefined;
   const writtenAt = num(raw.writtenAt);
+  const loadMs = num(raw.loadMs);
   return {
     provider,
     modelName,
     modelFootprintMiB: num(raw.modelFootprintMiB),
     ...(writtenAt > 0 ? { writtenAt } : {}),
+    ...(loadMs > 0 ? { loadMs } : {}),
   };
 }
 

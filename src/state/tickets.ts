@@ -2,7 +2,7 @@
 // Release deletes the ticket (the fast reclaim); the lease (expiresAt) and the bucket TTL are
 // the unconditional reclaim, with no reaper.
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
-import { type BudgetView, budgetView } from "../core/vram.js";
+import { type BudgetView, budgetView, overlayCurrent } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { ClaimEngine } from "./claim.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-types.js";
@@ -120,7 +120,25 @@ export class TicketBook {
   /** Records that a model is loaded on a provider (after a call ran on it). */
   async writeResidency(r: Residency): Promise<void> {
     assertProviderName(r.provider);
-    await this.bucket.put(residencyKey(r.provider, r.modelName), encodeJson(residencyJson(r)));
+    // The same residency seen again (another call that converged on the same load, possibly
+    // from another sidecar, or the engine's measured footprint refining the estimate): the
+    // overlay keeps when the model became resident and how long that load took, which
+    // placement's minimum residency counts from (docs/rules/state.md §2.2). Only an overlay a
+    // newer probe has outlived (the model was unloaded since) starts afresh.
+    const key = residencyKey(r.provider, r.modelName);
+    const prev = this.mirror.get(key)?.value;
+    const state = this.providers.peek(r.provider);
+    if (prev?.kind === "residency" && state !== undefined && overlayCurrent(state, prev.residency)) {
+      const p = prev.residency;
+      const loadMs = p.loadMs ?? r.loadMs;
+      if (p.modelFootprintMiB === r.modelFootprintMiB && p.loadMs === loadMs) return;
+      r = {
+        ...r,
+        ...(p.writtenAt !== undefined ? { writtenAt: p.writtenAt } : {}),
+        ...(loadMs !== undefined ? { loadMs } : {}),
+      };
+    }
+    await this.bucket.put(key, encodeJson(residencyJson(r)));
   }
 
   /**
