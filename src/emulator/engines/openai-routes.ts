@@ -133,6 +133,9 @@ function bad(pc: PersonalityContext, message: string): EngineReply {
 export async function personalityChat(pc: PersonalityContext, ctx: RequestContext): Promise<void> {
   const { core } = ctx;
   const body = parseJsonBody(await readRequestBody(ctx), "ChatCompletionRequest");
+  // llama.cpp and SGLang serve their model whether the request names one or not.
+  if (pc.p.engine !== "vllm" && (body.model === undefined || body.model === null))
+    body.model = pc.p.spec.name;
   const req = parseOpenAIChatRequest(body);
   const model = servedModel(pc, req.model);
   const spec = pc.p.spec;
