@@ -184,6 +184,25 @@ describe("vLLM personality: slots, queue and KV cache", () => {
   });
 });
 
+describe("vLLM personality: faults and the admin API", () => {
+  it("takes the emulator's faults, shows its one model in /_emulator/state, and keeps it over a reset", async () => {
+    const emu = await vllm();
+    const state = (await (await fetch(`${emu.url}/_emulator/state`)).json()) as {
+      models: Array<{ name: string; state: string; numCtx: number }>;
+    };
+    expect(state.models).toEqual([
+      expect.objectContaining({ name: "qwen3:8b", state: "ready", numCtx: 40960 }),
+    ]);
+    emu.setFaults([{ kind: "error", count: 1, status: 503 }]);
+    expect((await postJson(`${emu.url}/v1/chat/completions`, chat("hi"))).status).toBe(503);
+    emu.setFaults([{ kind: "drop", afterTokens: 2 }]);
+    await expect(postJson(`${emu.url}/v1/chat/completions`, chat("hi", { stream: true }))).rejects.toThrow();
+    emu.reset();
+    expect((await postJson(`${emu.url}/v1/chat/completions`, chat("hi"))).status).toBe(200);
+    expect(emu.gpu().runners.map((r) => r.model)).toEqual(["qwen3:8b"]);
+  });
+});
+
 describe("vLLM personality: the official openai client", () => {
   it("chats, streams with usage, calls tools and follows a JSON schema", async () => {
     const emu = await vllm();
