@@ -130,7 +130,7 @@ export async function answersTokenize(http: EngineHttp, body: unknown): Promise<
 
 /**
  * Which engine answers at this endpoint, from the routes only one engine has: Ollama's
- * /api/version, llama.cpp's /props, SGLang's /get_model_info, then /v1/models (with
+ * /api/version, llama.cpp's /props, SGLang's /get_model_info (or /model_info), then /v1/models (with
  * `max_model_len`: vLLM; without: some OpenAI-compatible server). Undefined when nothing
  * answers as any of them. Used only after a probe failed, so its cost does not matter.
  */
@@ -146,7 +146,9 @@ export async function detectEngine(http: EngineHttp): Promise<Engine | undefined
   if (typeof (await safe("/api/version"))?.version === "string") return "ollama";
   const props = await safe("/props");
   if (props && (props.total_slots !== undefined || obj(props.default_generation_settings))) return "llamacpp";
-  if (typeof (await safe("/get_model_info"))?.model_path === "string") return "sglang";
+  for (const path of ["/get_model_info", "/model_info"]) {
+    if (typeof (await safe(path))?.model_path === "string") return "sglang";
+  }
   const models = readOpenAiModels(await safe("/v1/models"));
   if (!models) return undefined;
   return Object.keys(models.contextLengths).length > 0 ? "vllm" : "openai";

@@ -1,5 +1,5 @@
-// SGLang: GET /get_model_info names the model (`model_path`); the server info (/server_info,
-// formerly /get_server_info) gives `max_running_requests` and, where set, `context_length`;
+// SGLang: GET /get_model_info (newer: /model_info) names the model (`model_path`); the server
+// info (/get_server_info, newer: /server_info) gives `max_running_requests` and, where set, `context_length`;
 // /v1/models adds `max_model_len`; /metrics (with --enable-metrics) `sglang:num_running_reqs`,
 // `sglang:num_queue_reqs` and `sglang:token_usage` (the KV pool's fraction in use).
 import type { EngineHttp } from "./engine-http.js";
@@ -32,11 +32,19 @@ async function serverInfo(http: EngineHttp): Promise<Record<string, unknown>> {
   return {};
 }
 
+/** SGLang's model info, under either of its names; undefined when neither answers. */
+export async function sglangModelInfo(http: EngineHttp): Promise<Record<string, unknown> | undefined> {
+  for (const path of ["/get_model_info", "/model_info"]) {
+    const a = await http.get(path);
+    const info = a.status === 200 ? obj(a.json) : undefined;
+    if (typeof info?.model_path === "string") return info;
+  }
+  return undefined;
+}
+
 export async function probeSglang(http: EngineHttp, memo: ProbeMemo): Promise<EngineProbe> {
-  const info = await http.get("/get_model_info");
-  const modelPath = info.status === 200 ? obj(info.json)?.model_path : undefined;
-  if (typeof modelPath !== "string") {
-    throw http.fail("/get_model_info", info, `no SGLang /get_model_info (status ${info.status})`);
+  if (!(await sglangModelInfo(http))) {
+    throw http.fail("/get_model_info", undefined, "no SGLang /get_model_info or /model_info");
   }
   const [models, server, samples] = await Promise.all([
     fetchOpenAiModels(http),
