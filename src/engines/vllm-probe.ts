@@ -33,6 +33,11 @@ export async function probeVllm(http: EngineHttp, memo: ProbeMemo): Promise<Engi
     fetchMetrics(http),
     checkHealth(http),
   ]);
+  // vLLM's served model always carries max_model_len; a list without it is another server's
+  // OpenAI-compatible route (Ollama has one too).
+  if (Object.keys(models.contextLengths).length === 0) {
+    throw http.fail("/v1/models", undefined, "no max_model_len in /v1/models: not a vLLM model list");
+  }
   const other = engineOfMetrics(samples);
   if (other !== undefined && other !== "vllm") throw new EngineMismatchError(http.baseUrl, "vllm", other);
   memo.tokenize ??= await answersTokenize(http, { model: models.models[0], prompt: "probe" });
