@@ -1,8 +1,13 @@
-// Parses `--provider NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL]`: providers this
-// process probes and publishes itself (the embedded default, and the direct-probe path when
-// no operator publishes provider state).
+// Parses `--provider NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL][,engine=E]`:
+// providers this process probes and publishes itself (the embedded default, and the
+// direct-probe path when no operator publishes provider state). `engine` is a ModelProvider's
+// spec.engine (docs/rules/engines.md), default ollama.
+import { DEFAULT_ENGINE, ENGINES, isEngine } from "../src/core/engines.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import type { PublishedProvider } from "../src/publisher/index.js";
+
+export const PROVIDER_FLAG_SYNTAX =
+  "NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL][,engine=ollama|vllm|llamacpp|sglang|openai]";
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -10,7 +15,7 @@ export function parseProviderFlag(raw: string): PublishedProvider {
   const fail = (msg: string) =>
     new KubemootError(ErrorCode.InvalidConfig, `--provider "${raw}": ${msg}`, { field: "--provider" });
   const eq = raw.indexOf("=");
-  if (eq <= 0) throw fail("expected NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL]");
+  if (eq <= 0) throw fail(`expected ${PROVIDER_FLAG_SYNTAX}`);
   const name = raw.slice(0, eq);
   if (!NAME_RE.test(name))
     throw fail(`"${name}" is not a valid provider name (lowercase letters, digits, -, .)`);
@@ -34,7 +39,10 @@ export function parseProviderFlag(raw: string): PublishedProvider {
     else if (k === "context") p.contextLength = int();
     else if (k === "loaded") p.maxLoadedModels = int();
     else if (k === "dcgm") p.dcgmUrl = v;
-    else throw fail(`unknown option "${k}"`);
+    else if (k === "engine") {
+      if (!isEngine(v)) throw fail(`engine: expected one of ${ENGINES.join(", ")}, got "${v}"`);
+      if (v !== DEFAULT_ENGINE) p.engine = v;
+    } else throw fail(`unknown option "${k}"`);
   }
   return p;
 }

@@ -39,6 +39,9 @@ metadata:
     {{- end }}
 spec:
   type: {{ default "ollama" $p.type }}
+  {{- with $p.engine }}
+  engine: {{ . }}
+  {{- end }}
   endpoint: {{ $p.endpoint | quote }}
   {{- if or (hasKey $p "weight") (hasKey $p "memoryMiB") }}
   scheduling:

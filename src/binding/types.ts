@@ -1,6 +1,7 @@
 // The typed objects the binder reads (docs/rules/binding.md "CRDs") and the results it returns.
 // Sources (the manifests reader, later the Kubernetes informers) turn documents into these;
 // the binder never sees YAML, never reads a clock and never performs I/O.
+import type { Engine } from "../core/engines.js";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -70,6 +71,8 @@ export interface ModelProvider {
   labels: Labels;
   spec: {
     type: string;
+    /** The serving engine (docs/rules/engines.md); absent = ollama. */
+    engine?: Engine;
     endpoint: string;
     scheduling?: {
       /** Phase-aware weight: mulling +weight, triage −weight. Default 100. */

@@ -3,6 +3,7 @@
 import { Agent, type Dispatcher } from "undici";
 import { EngineError } from "./errors.js";
 import { call } from "./http.js";
+import { readPromSamples } from "./prom-text.js";
 
 export interface DcgmFramebuffer {
   /** Total framebuffer MiB over all GPUs (from _TOTAL, else used + free + reserved). */
@@ -13,24 +14,18 @@ export interface DcgmFramebuffer {
   gpus: number;
 }
 
-const SAMPLE = /^(DCGM_FI_DEV_FB_(?:TOTAL|USED|FREE|RESERVED))(\{[^}]*\})?\s+(\S+)/;
+const FB = /^DCGM_FI_DEV_FB_(?:TOTAL|USED|FREE|RESERVED)$/;
 
 /** Parses exporter text; returns undefined when no framebuffer series is present. */
 export function parseDcgmMetrics(text: string): DcgmFramebuffer | undefined {
   const sums: Record<string, number> = {};
   const gpus = new Set<string>();
   let seen = false;
-  for (const line of text.split("\n")) {
-    const m = SAMPLE.exec(line.trim());
-    if (!m) continue;
-    const value = Number(m[3]);
-    if (!Number.isFinite(value)) continue;
+  for (const s of readPromSamples(text, (name) => FB.test(name))) {
+    if (!Number.isFinite(s.value)) continue;
     seen = true;
-    const name = m[1] as string;
-    sums[name] = (sums[name] ?? 0) + value;
-    const labels = m[2] ?? "";
-    const id = /(?:^|[{,])\s*(?:UUID|gpu)="([^"]*)"/.exec(labels)?.[1] ?? labels;
-    gpus.add(id);
+    sums[s.name] = (sums[s.name] ?? 0) + s.value;
+    gpus.add(s.labels.UUID ?? s.labels.gpu ?? JSON.stringify(s.labels));
   }
   if (!seen) return undefined;
   const used = sums.DCGM_FI_DEV_FB_USED ?? 0;

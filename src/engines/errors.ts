@@ -13,7 +13,9 @@ export type EngineErrorKind =
   /** The server answered with an error status. */
   | "http"
   /** The answer is not what the API documents (not JSON, wrong shape). */
-  | "protocol";
+  | "protocol"
+  /** Another engine than the one declared answers there (EngineMismatchError). */
+  | "mismatch";
 
 export class EngineError extends KubemootError {
   readonly kind: EngineErrorKind;

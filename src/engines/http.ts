@@ -9,6 +9,8 @@ export interface CallOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   headers?: Record<string, string> | undefined;
+  /** Largest answer body read (bytes); a longer one fails as "protocol". Default: no bound. */
+  maxBytes?: number | undefined;
 }
 
 export interface CallResult {
@@ -54,6 +56,22 @@ export async function call(
     headers["content-type"] = "application/json";
   }
   try {
+    const boundedText = async (body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > max) {
+          body.destroy();
+          throw new EngineError("protocol", `answer larger than ${max} bytes`, {
+            endpoint: baseUrl,
+            operation,
+          });
+        }
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks).toString("utf8");
+    };
     const res = await request(new URL(opts.path, baseUrl), {
       method: opts.method,
       headers,
@@ -63,9 +81,10 @@ export async function call(
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
-    const text = await res.body.text();
-    return { status: res.statusCode, text };
+    if (opts.maxBytes === undefined) return { status: res.statusCode, text: await res.body.text() };
+    return { status: res.statusCode, text: await boundedText(res.body, opts.maxBytes) };
   } catch (err) {
+    if (err instanceof EngineError) throw err;
     const code = errCode(err);
     const name = (err as { name?: string } | null)?.name;
     if (deadline.aborted || name === "TimeoutError" || (code !== undefined && TIMEOUTS.has(code))) {

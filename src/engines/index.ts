@@ -1,10 +1,19 @@
-// Inference-server clients (Ollama first) over undici.
+// Inference-server clients (Ollama first) and the probes of the other engines, over undici.
 export {
   type DcgmFramebuffer,
   type DcgmReaderOptions,
   parseDcgmMetrics,
   readDcgmFramebuffer,
 } from "./dcgm.js";
+export { EngineHttp, type EngineHttpOptions } from "./engine-http.js";
+export {
+  detectEngine,
+  EngineMismatchError,
+  type EngineProbe,
+  type FixedEngine,
+  isEngineMismatch,
+} from "./engine-probe.js";
+export { EngineProber, mismatchOr } from "./engine-prober.js";
 export { EngineError, type EngineErrorKind, isEngineError } from "./errors.js";
 export {
   type CallSignal,
@@ -24,3 +33,4 @@ export {
   ollamaDefaultContextLength,
 } from "./ollama-defaults.js";
 export type * from "./ollama-wire.js";
+export { type PromSample, readPromSamples } from "./prom-text.js";

@@ -102,6 +102,8 @@ export function publishedProvider(p: ProviderInfo): PublishedProvider {
     totalVramMiB: p.memoryMiB ?? p.vramTotalMiB,
     maxParallel: p.maxParallel,
     contextLength: p.contextLength,
+    // Absent for Ollama, so that an Ollama provider's probe config is what it always was.
+    ...(p.engine !== "ollama" ? { engine: p.engine } : {}),
   };
 }
 
@@ -168,6 +170,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     sink: binding.sink,
     logger: log,
     ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
+    engineMismatches: () => publisher.engineMismatches(),
     onProviders: (list) => {
       void publisher.setProviders(
         list.filter((p) => p.type === "ollama" || p.type === "").map(publishedProvider),

@@ -1,7 +1,8 @@
-// The provider publisher: probes each provider (Ollama's answers, a DCGM exporter) and
+// The provider publisher: probes each provider (Ollama's answers or another engine's, a DCGM exporter) and
 // publishes its state, readiness following the consecutive-failure rule. The operator runs it,
 // and so does a sidecar given --providers.
 export {
+  type EngineMismatch,
   ProviderPublisher,
   type ProviderStateSink,
   type PublishedProvider,

@@ -1,17 +1,38 @@
 // The provider publisher (the operator's half of shared state; the sidecar runs one too): probes each configured
-// provider's /api/ps, /api/tags and /api/version (and a DCGM exporter when configured) at an
-// interval and right after any change it is told of, and publishes `kubemoot_provider_state`.
-// A provider goes ready=false after consecutive failures (short blips are ridden out) and comes
-// back on the first good probe.
+// provider at an interval and right after any change it is told of, and publishes
+// `kubemoot_provider_state`. An Ollama provider is probed with /api/ps, /api/tags and
+// /api/version; any other engine with its own probe (src/engines). A DCGM exporter, when
+// configured, gives the VRAM total of either. A provider goes ready=false after consecutive
+// failures (short blips are ridden out) and comes back on the first good probe; one found to
+// be another engine than declared goes ready=false at once (see engineMismatches()).
+import type { Engine } from "../core/engines.js";
 import type { ProviderState } from "../core/shapes.js";
-import { OllamaClient, readDcgmFramebuffer } from "../engines/index.js";
+import {
+  EngineHttp,
+  type EngineMismatchError,
+  EngineProber,
+  isEngineMismatch,
+  mismatchOr,
+  OllamaClient,
+  readDcgmFramebuffer,
+} from "../engines/index.js";
 import type { Logger } from "../log/index.js";
+import { toEngineProviderState, unreadyEngineState } from "./engine-state.js";
 import { DEFAULT_FAILURE_THRESHOLD, ProbeFailureTracker } from "./failure-tracker.js";
 import { type ProviderProbeConfig, toProviderState, unreadyProviderState } from "./provider-state.js";
 
 export interface PublishedProvider extends ProviderProbeConfig {
   /** A DCGM exporter's metrics URL; its framebuffer total wins over `totalVramMiB`. */
   dcgmUrl?: string | undefined;
+  /** The engine serving it (ModelProvider spec.engine); absent = ollama. */
+  engine?: Engine | undefined;
+}
+
+/** A provider that answers as another engine than the one it was declared as. */
+export interface EngineMismatch {
+  declared: Engine;
+  detected: Engine;
+  message: string;
 }
 
 /** Where states go: the state layer's ProviderStateWriter fits. */
@@ -37,7 +58,11 @@ export interface PublisherOptions {
 
 interface Entry {
   config: PublishedProvider;
-  client: OllamaClient;
+  /** Ollama providers. */
+  client: OllamaClient | undefined;
+  /** Every other engine. */
+  prober: EngineProber | undefined;
+  mismatch: EngineMismatchError | undefined;
   tracker: ProbeFailureTracker;
   last: ProviderState | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -65,6 +90,16 @@ export class ProviderPublisher {
     return [...this.entries.values()].flatMap((e) => (e.last ? [e.last] : []));
   }
 
+  /** Providers found to be another engine than declared, by name (empty when none is). */
+  engineMismatches(): Map<string, EngineMismatch> {
+    const out = new Map<string, EngineMismatch>();
+    for (const [name, e] of this.entries) {
+      const m = e.mismatch;
+      if (m) out.set(name, { declared: m.declared, detected: m.detected, message: m.message });
+    }
+    return out;
+  }
+
   /** Replaces the provider list: new ones are probed now, removed ones are unpublished. */
   async setProviders(list: readonly PublishedProvider[]): Promise<void> {
     const wanted = new Map(list.map((p) => [p.name, p]));
@@ -77,9 +112,14 @@ export class ProviderPublisher {
     }
     for (const p of list) {
       if (this.entries.has(p.name)) continue;
+      const fixed = p.engine !== undefined && p.engine !== "ollama" ? p.engine : undefined;
       const e: Entry = {
         config: p,
-        client: new OllamaClient({ baseUrl: p.endpoint, timeoutMs: this.timeoutMs }),
+        client: fixed ? undefined : new OllamaClient({ baseUrl: p.endpoint, timeoutMs: this.timeoutMs }),
+        prober: fixed
+          ? new EngineProber(fixed, { baseUrl: p.endpoint, timeoutMs: this.timeoutMs })
+          : undefined,
+        mismatch: undefined,
         tracker: new ProbeFailureTracker(this.threshold),
         last: undefined,
         timer: undefined,
@@ -110,7 +150,7 @@ export class ProviderPublisher {
     const running = [...this.entries.values()].map((e) => e.running);
     for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
     await Promise.allSettled(running);
-    await Promise.all([...this.entries.values()].map((e) => e.client.close()));
+    await Promise.all([...this.entries.values()].map((e) => closeEntry(e)));
   }
 
   private kick(e: Entry): void {
@@ -141,28 +181,65 @@ export class ProviderPublisher {
   private async probe(e: Entry): Promise<void> {
     const name = e.config.name;
     try {
-      const [ps, tags, version, dcgm] = await Promise.all([
-        e.client.ps(),
-        e.client.tags(),
-        e.client.version(),
-        e.config.dcgmUrl
-          ? readDcgmFramebuffer(e.config.dcgmUrl, { timeoutMs: this.timeoutMs })
-          : Promise.resolve(undefined),
-      ]);
+      const state = e.prober ? await this.probeEngine(e, e.prober) : await this.probeOllama(e, e.client!);
       const verdict = e.tracker.success();
       if (verdict.recovered) this.o.logger?.info({ provider: name }, "provider recovered");
-      const state = toProviderState(
-        e.config,
-        { ps, tags, version, dcgm: dcgm ? { totalMiB: dcgm.totalMiB } : undefined },
-        this.now(),
-      );
+      if (e.mismatch)
+        this.o.logger?.info({ provider: name }, "provider answers as its declared engine again");
+      e.mismatch = undefined;
       await this.publish(e, state);
     } catch (err) {
       const verdict = e.tracker.failure(err instanceof Error ? err.message : String(err));
-      if (verdict.becameUnready) {
-        this.warn(name, `provider not ready after ${verdict.consecutiveFailures} failed probes`, err);
+      if (isEngineMismatch(err)) {
+        // Not a blip: the declaration is wrong. Placing calls there would fail or mistranslate.
+        if (!e.mismatch) this.warn(name, "provider is another engine than declared", err);
+        e.mismatch = err;
+      } else {
+        e.mismatch = undefined;
+        if (verdict.becameUnready) {
+          this.warn(name, `provider not ready after ${verdict.consecutiveFailures} failed probes`, err);
+        }
+        if (verdict.ready) return;
       }
-      if (!verdict.ready) await this.publish(e, unreadyProviderState(e.config, e.last, this.now()));
+      const at = this.now();
+      await this.publish(
+        e,
+        e.prober
+          ? unreadyEngineState(e.config, e.prober.engine, e.last, at)
+          : unreadyProviderState(e.config, e.last, at),
+      );
+    }
+  }
+
+  private dcgm(e: Entry): Promise<{ totalMiB: number } | undefined> {
+    if (!e.config.dcgmUrl) return Promise.resolve(undefined);
+    return readDcgmFramebuffer(e.config.dcgmUrl, { timeoutMs: this.timeoutMs }).then((d) => ({
+      totalMiB: d.totalMiB,
+    }));
+  }
+
+  private async probeEngine(e: Entry, prober: EngineProber): Promise<ProviderState> {
+    const [probe, dcgm] = await Promise.all([prober.probe(), this.dcgm(e)]);
+    return toEngineProviderState(e.config, probe, dcgm, this.now());
+  }
+
+  private async probeOllama(e: Entry, client: OllamaClient): Promise<ProviderState> {
+    try {
+      const [ps, tags, version, dcgm] = await Promise.all([
+        client.ps(),
+        client.tags(),
+        client.version(),
+        this.dcgm(e),
+      ]);
+      return toProviderState(e.config, { ps, tags, version, dcgm }, this.now());
+    } catch (err) {
+      // An answer Ollama would not give (a 404 on /api/ps): maybe another engine is there.
+      const http = new EngineHttp({ baseUrl: e.config.endpoint, timeoutMs: this.timeoutMs });
+      try {
+        throw await mismatchOr(http, "ollama", err);
+      } finally {
+        await http.close();
+      }
     }
   }
 
@@ -178,12 +255,16 @@ export class ProviderPublisher {
 
   private drop(e: Entry): void {
     if (e.timer) clearTimeout(e.timer);
-    void e.client.close();
+    void closeEntry(e);
   }
 
   private warn(provider: string, msg: string, err: unknown): void {
     this.o.logger?.warn({ provider, err: err instanceof Error ? err.message : String(err) }, msg);
   }
+}
+
+function closeEntry(e: Entry): Promise<void> {
+  return e.prober ? e.prober.close() : (e.client?.close() ?? Promise.resolve());
 }
 
 function sameConfig(a: PublishedProvider, b: PublishedProvider): boolean {

@@ -173,6 +173,8 @@ describe("the CRDs and the manifest reader agree", () => {
     ["empty model id", model({ model: "", providerRef: "p" })],
     ["providerRef with capitals", model({ model: "x", providerRef: "Ollama-A" })],
     ["engine type", provider({ type: "vllm", endpoint: "http://p" })],
+    ["unknown engine", provider({ ...ollama, engine: "tgi" })],
+    ["engine as a number", provider({ ...ollama, engine: 1 })],
     ["endpoint without scheme", provider({ type: "ollama", endpoint: "ollama-a:11434" })],
     ["endpoint with spaces", provider({ type: "ollama", endpoint: "http://a b" })],
     ["negative weight", provider({ ...ollama, scheduling: { weight: -1 } })],
@@ -227,6 +229,10 @@ describe("the CRDs and the manifest reader agree", () => {
     ["an unknown phase (reported on the policy)", policy({ crewRef: "c", rules: [{ phase: "pondering" }] })],
     ["runtime fields on an Agent", agent({ capabilities: ["x"], promptRefs: ["p"], enabledTools: ["t"] })],
     ["zero weight and zero VRAM", provider({ ...ollama, scheduling: { weight: 0, memoryMiB: 0 } })],
+    ...["ollama", "vllm", "llamacpp", "sglang", "openai"].map((engine): [string, { kind: string }] => [
+      `engine ${engine}`,
+      provider({ ...ollama, engine }),
+    ]),
   ])("%s: accepted by both", (_name, doc) => {
     expect(validate(schemaOf(doc.kind), doc)).toEqual([]);
     const { issues } = parseManifests([{ file: "x.yaml", text: JSON.stringify(doc) }]);

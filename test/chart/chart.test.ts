@@ -254,6 +254,23 @@ describe("bundles render the Models and ModelProviders they list", () => {
     );
   });
 
+  it("a provider's engine is rendered as spec.engine; without one, none (the CRD defaults it)", () => {
+    const objs = renderChart({
+      set: [
+        "providers[0].name=gpu-vllm",
+        "providers[0].endpoint=http://vllm.kubemoot.svc:8000",
+        "providers[0].engine=vllm",
+        "providers[1].name=gpu-ollama",
+        "providers[1].endpoint=http://ollama.kubemoot.svc:11434",
+      ],
+    });
+    const providers = only(objs, "ModelProvider") as (K8sObject & { spec: Record<string, unknown> })[];
+    expect(providers.map((p) => p.spec)).toEqual([
+      { type: "ollama", engine: "vllm", endpoint: "http://vllm.kubemoot.svc:8000" },
+      { type: "ollama", endpoint: "http://ollama.kubemoot.svc:11434" },
+    ]);
+  });
+
   it("the default values render no Model and no ModelProvider", () => {
     const objs = rendered.get("default values")!;
     expect(only(objs, "Model")).toEqual([]);

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { startSidecar } from "../../../sidecar/main.js";
-import { parseProviderFlag } from "../../../sidecar/providers-flag.js";
+import { PROVIDER_FLAG_SYNTAX, parseProviderFlag } from "../../../sidecar/providers-flag.js";
 import { proxyExtra } from "../../../sidecar/with-proxy.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
@@ -58,7 +58,7 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
       type: "string",
       multiple: true,
       description: "probe and publish this provider from this process (when no operator does)",
-      value: "NAME=URL[,vram=MiB][,parallel=N][,context=N][,dcgm=URL]",
+      value: PROVIDER_FLAG_SYNTAX,
     },
     "probe-interval-ms": {
       type: "string",

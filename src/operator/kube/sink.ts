@@ -105,6 +105,7 @@ export class KubernetesBindingSink implements BindingSink {
         states.get(name),
         counts.get(`${ns ?? ""}/${name}`) ?? 0,
         this.probedAtRefreshMs,
+        ctx.engineMismatches ? { mismatch: ctx.engineMismatches.get(name), now: ctx.now } : undefined,
       );
       await this.patchStatus("ModelProvider", current, patch, report, "providerStatus");
     }

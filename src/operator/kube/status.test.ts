@@ -174,6 +174,92 @@ describe("providerStatusPatch", () => {
   });
 });
 
+describe("providerStatusPatch: the EngineMatches condition", () => {
+  const down: ProviderState = {
+    name: "v",
+    endpoint: "http://v:8000",
+    maxParallel: 1,
+    activeCount: 0,
+    queueDepth: 0,
+    loadedModels: [],
+    ready: false,
+    lastProbedAt: "2026-05-15T15:30:00Z",
+    totalVramMiB: 0,
+    loadedModelFootprintsMiB: {},
+    availableModelFootprintsMiB: {},
+    contextLength: 0,
+    loadedModelContextLengths: {},
+    engine: "vllm",
+  };
+  const now = new Date(T0);
+  const mismatch = {
+    declared: "vllm" as const,
+    detected: "ollama" as const,
+    message: "declared vllm, but ollama answers",
+  };
+  const other = { type: "Other", status: "True", reason: "R", message: "kept", lastTransitionTime: T0 };
+
+  it("a wrong engine: EngineMatches False, reason EngineMismatch, naming both engines; ready false", () => {
+    const current = { metadata: { name: "v" }, status: { conditions: [other] } };
+    const patch = providerStatusPatch(current, undefined, down, 0, 60_000, { mismatch, now });
+    expect(patch?.status).toMatchObject({
+      ready: false,
+      conditions: [
+        other,
+        {
+          type: "EngineMatches",
+          status: "False",
+          reason: "EngineMismatch",
+          message: "declared engine vllm, but ollama answers at http://v:8000",
+          lastTransitionTime: T0,
+        },
+      ],
+    });
+  });
+
+  it("no condition is written while the engine matches and none was", () => {
+    const patch = providerStatusPatch(
+      { metadata: { name: "v" } },
+      undefined,
+      { ...down, ready: true },
+      0,
+      60_000,
+      {
+        mismatch: undefined,
+        now,
+      },
+    );
+    expect(patch?.status).not.toHaveProperty("conditions");
+  });
+
+  it("once it answers as declared, the condition turns True (lastTransitionTime moves)", () => {
+    const was = providerStatusPatch({ metadata: { name: "v" } }, undefined, down, 0, 60_000, {
+      mismatch,
+      now,
+    });
+    const current = { metadata: { name: "v" }, status: was!.status as object };
+    const later = new Date("2026-05-15T15:40:00.000Z");
+    const patch = providerStatusPatch(current, undefined, { ...down, ready: true }, 0, 60_000, {
+      mismatch: undefined,
+      now: later,
+    });
+    expect(patch?.status).toMatchObject({
+      ready: true,
+      conditions: [
+        {
+          type: "EngineMatches",
+          status: "True",
+          reason: "EngineMatches",
+          lastTransitionTime: later.toISOString(),
+        },
+      ],
+    });
+    // Still mismatched on the next probe: the same condition, no transition, no write of it.
+    const again = providerStatusPatch(current, undefined, down, 0, 60_000, { mismatch, now: later });
+    expect(again?.status ?? {}).not.toHaveProperty("conditions");
+  });
+});
+
 describe("agentCounts", () => {
   it("counts distinct agents per provider over both phases", () => {
     const b = (provider: string) => ({

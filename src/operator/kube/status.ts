@@ -10,7 +10,11 @@
 //                         capacity (vramTotalMiB, vramUsedMiB, maxParallel, contextLength,
 //                         loadedModels). A probe that changes nothing but lastProbedAt is
 //                         written at most every `probedAtRefreshMs` (default 60 s), so that
-//                         frequent probes do not turn into a status write each.
+//                         frequent probes do not turn into a status write each. And the
+//                         EngineMatches condition: False (reason EngineMismatch) while the
+//                         provider answers as another engine than spec.engine; True again once
+//                         it answers as declared. It is written only once a mismatch has been
+//                         seen, so a provider that was always right has no such condition.
 import type {
   AgentResult,
   Condition,
@@ -101,12 +105,52 @@ const PROBED_CAPACITY = [
   "loadedModels",
 ] as const;
 
+export const ENGINE_MATCHES = "EngineMatches";
+
+/** What the publisher found of a provider's engine (absent mismatch: it answers as declared). */
+export interface EngineCheck {
+  mismatch: { declared: string; detected: string } | undefined;
+  now: Date;
+}
+
+function readConditions(v: unknown): Condition[] {
+  return Array.isArray(v)
+    ? v.filter((c): c is Condition => isPlainObject(c) && typeof c.type === "string")
+    : [];
+}
+
+/** The EngineMatches condition to hold, or undefined when none needs writing. */
+function engineCondition(current: unknown, endpoint: string, check: EngineCheck): Condition | undefined {
+  const previous = readConditions(current);
+  const m = check.mismatch;
+  if (!m && !previous.some((c) => c.type === ENGINE_MATCHES)) return undefined;
+  const next: Omit<Condition, "lastTransitionTime"> = m
+    ? {
+        type: ENGINE_MATCHES,
+        status: "False",
+        reason: "EngineMismatch",
+        message: `declared engine ${m.declared}, but ${m.detected} answers at ${endpoint}`,
+      }
+    : {
+        type: ENGINE_MATCHES,
+        status: "True",
+        reason: "EngineMatches",
+        message: "the provider answers as its declared engine",
+      };
+  // Kubernetes style: the transition time stays while the status does not change.
+  const prev = previous.find((c) => c.type === ENGINE_MATCHES);
+  const lastTransitionTime =
+    prev && prev.status === next.status ? prev.lastTransitionTime : check.now.toISOString();
+  return { ...next, lastTransitionTime };
+}
+
 export function providerStatusPatch(
   current: KubeObject,
   overlaid: ModelProvider | undefined,
   state: ProviderState | undefined,
   agentCount: number,
   probedAtRefreshMs = DEFAULT_PROBED_AT_REFRESH_MS,
+  engine?: EngineCheck,
 ): { status: JsonValue } | undefined {
   const status = statusOf(current);
   const curCap = isPlainObject(status.capacity) ? status.capacity : {};
@@ -125,6 +169,11 @@ export function providerStatusPatch(
     if (state.lastProbedAt) {
       desired.lastProbedAt = state.lastProbedAt;
       keys.push("lastProbedAt");
+    }
+    const engineCond = engine ? engineCondition(status.conditions, state.endpoint, engine) : undefined;
+    if (engineCond) {
+      desired.conditions = mergeConditions(status.conditions, [engineCond]);
+      keys.push("conditions");
     }
   }
   const diff = mergePatchDiff(pick(status, keys), desired);

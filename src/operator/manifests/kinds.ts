@@ -20,6 +20,7 @@ import {
   type SchedulingRule,
   type TopologySpread,
 } from "../../binding/index.js";
+import { ENGINES, type Engine } from "../../core/engines.js";
 import { type FieldReader, isObject, type Json } from "../../manifests/index.js";
 
 export const API_GROUP = "kubemoot.ai";
@@ -135,6 +136,7 @@ function readProvider(r: FieldReader, doc: Json, meta: Meta): ModelProvider | un
   const spec = r.object(doc, "spec", "spec", true);
   if (!spec) return undefined;
   const type = r.string(spec, "type", "spec.type", { required: true, oneOf: ["ollama"] });
+  const engine = r.string(spec, "engine", "spec.engine", { oneOf: ENGINES }) as Engine | undefined;
   const endpoint = r.string(spec, "endpoint", "spec.endpoint", {
     required: true,
     pattern: ENDPOINT,
@@ -154,6 +156,7 @@ function readProvider(r: FieldReader, doc: Json, meta: Meta): ModelProvider | un
     labels: meta.labels,
     spec: {
       type,
+      ...(engine !== undefined ? { engine } : {}),
       endpoint,
       ...(weight !== undefined || memoryMiB !== undefined
         ? {

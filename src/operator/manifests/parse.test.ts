@@ -117,6 +117,16 @@ describe("parseManifests: the five kinds", () => {
     });
   });
 
+  it("reads a ModelProvider's engine (absent stays absent: ollama)", () => {
+    const doc = (engine: string) =>
+      `apiVersion: kubemoot.ai/v1alpha1\nkind: ModelProvider\nmetadata: { name: v }\nspec: { type: ollama, engine: ${engine}, endpoint: "http://v:8000" }\n`;
+    for (const engine of ["vllm", "llamacpp", "sglang", "openai", "ollama"]) {
+      const { set: s, issues } = parseManifests([{ file: "v.yaml", text: doc(engine) }]);
+      expect(issues).toEqual([]);
+      expect(s.providers[0]?.spec).toEqual({ type: "ollama", engine, endpoint: "http://v:8000" });
+    }
+  });
+
   it("reads an Agent (namespace defaults to default; its current binding is kept for hysteresis)", () => {
     expect(set.agents[0]).toEqual({
       namespace: "default",
@@ -295,6 +305,11 @@ describe("parseManifests: errors name the file, document, object and field", () 
       "provider type",
       provider("{ type: vllm, endpoint: 'http://p:8000' }"),
       'm.yaml (document 1, ModelProvider p): spec.type: expected one of ollama, got "vllm"',
+    ],
+    [
+      "provider engine",
+      provider("{ type: ollama, engine: tgi, endpoint: 'http://p:8000' }"),
+      'm.yaml (document 1, ModelProvider p): spec.engine: expected one of ollama, vllm, llamacpp, sglang, openai, got "tgi"',
     ],
     [
       "endpoint not a URL",

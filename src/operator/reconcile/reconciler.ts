@@ -53,6 +53,8 @@ export interface ReconcilerOptions {
   providerStates?: readonly ProviderState[];
   /** Called with the provider list at start and whenever it changes (the provider publisher). */
   onProviders?: (providers: ProviderInfo[]) => void;
+  /** Providers answering as another engine than declared (the publisher's), for their status. */
+  engineMismatches?: () => ReadonlyMap<string, { declared: string; detected: string }>;
   /** Called after every reconcile (metrics, tests). */
   onResult?: (result: ReconcileResult) => void;
 }
@@ -114,6 +116,7 @@ class ReconcileLoop implements Reconciler {
   private readonly bindOptions: Omit<BindOptions, "now">;
   private readonly onProviders: ((p: ProviderInfo[]) => void) | undefined;
   private readonly onResult: ((r: ReconcileResult) => void) | undefined;
+  private readonly engineMismatches: ReconcilerOptions["engineMismatches"];
 
   private states: readonly ProviderState[];
   private memory = new Map<string, AgentStatus>();
@@ -140,6 +143,7 @@ class ReconcileLoop implements Reconciler {
     this.bindOptions = o.bind ?? {};
     this.onProviders = o.onProviders;
     this.onResult = o.onResult;
+    this.engineMismatches = o.engineMismatches;
     this.states = [...(o.providerStates ?? [])];
   }
 
@@ -292,7 +296,13 @@ class ReconcileLoop implements Reconciler {
       providers: applyProviderStates(raw.providers, this.states),
     };
     const result = keepObservedAt(bind(snapshot, { ...this.bindOptions, now }), agents);
-    const report = await this.sink.write(result, { snapshot, providerStates: this.states, now });
+    const engineMismatches = this.engineMismatches?.();
+    const report = await this.sink.write(result, {
+      snapshot,
+      providerStates: this.states,
+      ...(engineMismatches ? { engineMismatches } : {}),
+      now,
+    });
 
     this.memory = new Map(result.agents.map((a) => [a.key, a.status]));
     this.policyMemory = new Map(

@@ -1,6 +1,7 @@
 // ModelProviders → the list the provider publisher probes. Sorted by namespace (cluster scope
 // first), then name, so that a change of the list can be detected by comparing JSON.
 import type { ModelProvider } from "../../binding/index.js";
+import { DEFAULT_ENGINE } from "../../core/engines.js";
 import type { ProviderInfo } from "./types.js";
 
 const DEFAULT_WEIGHT = 100;
@@ -19,6 +20,7 @@ export function providerInfos(providers: readonly ModelProvider[]): ProviderInfo
         name: p.name,
         ...(p.namespace !== undefined ? { namespace: p.namespace } : {}),
         type: p.spec.type,
+        engine: p.spec.engine ?? DEFAULT_ENGINE,
         endpoint: p.spec.endpoint,
         weight: p.spec.scheduling?.weight ?? DEFAULT_WEIGHT,
         ...(memoryMiB !== undefined ? { memoryMiB } : {}),

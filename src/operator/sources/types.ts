@@ -13,6 +13,7 @@ import type {
   Condition,
   Labels,
 } from "../../binding/index.js";
+import type { Engine } from "../../core/engines.js";
 import type { ProviderState } from "../../core/shapes.js";
 
 /** A ModelProvider as the provider publisher needs it: what to probe and how to weigh it. */
@@ -21,8 +22,10 @@ export interface ProviderInfo {
   name: string;
   /** Absent: cluster scope. */
   namespace?: string;
-  /** Engine API, e.g. `ollama`. */
+  /** Provider kind, `ollama`. */
   type: string;
+  /** spec.engine: how it is probed (docs/rules/engines.md); default ollama. */
+  engine: Engine;
   endpoint: string;
   /** spec.scheduling.weight, default 100. */
   weight: number;
@@ -75,6 +78,8 @@ export interface SinkContext {
   snapshot: ClusterSnapshot;
   /** The publisher's provider states, as last handed to the reconciler. */
   providerStates: readonly ProviderState[];
+  /** Providers the publisher found to be another engine than declared, by name. */
+  engineMismatches?: ReadonlyMap<string, { declared: string; detected: string }>;
   now: Date;
 }
 
