@@ -3,8 +3,8 @@
 // OpenAI-only engine serves the model. The official Ollama client calls /api/chat, /api/generate
 // and /api/embed through the proxy; the proxy translates them to the engine's OpenAI routes and
 // the answers back, streaming included, and names what had no equivalent in X-Kubemoot-Dropped.
-// The engines are emulators over HTTP; the one that dies mid-stream is a separate process,
-// killed with SIGKILL.
+// The engines are the emulator's vLLM personality over HTTP (which has no Ollama routes); the
+// one that dies mid-stream is a separate process, killed with SIGKILL.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { Ollama } from "ollama";
@@ -20,6 +20,7 @@ import { waitUntil } from "../helpers/wait-until.js";
 let nats: NatsServer;
 let store: StateStore;
 let engine: EmulatorHandle;
+let embedder: EmulatorHandle;
 let sidecar: SidecarProcess;
 let base = "";
 
@@ -32,9 +33,9 @@ function engineState(name: string, url: string, over: Partial<ProviderState> = {
     engine: "vllm",
     maxParallel: 8,
     contextLength: 8192,
-    loadedModels: ["qwen3:8b", "nomic-embed-text:latest"],
-    loadedModelFootprintsMiB: { "qwen3:8b": 4900, "nomic-embed-text:latest": 262 },
-    loadedModelContextLengths: { "qwen3:8b": 8192, "nomic-embed-text:latest": 2048 },
+    loadedModels: ["qwen3:8b"],
+    loadedModelFootprintsMiB: { "qwen3:8b": 4900 },
+    loadedModelContextLengths: { "qwen3:8b": 8192 },
     availableModelFootprintsMiB: {},
     lastProbedAt: probed(),
     ...over,
@@ -44,17 +45,25 @@ function engineState(name: string, url: string, over: Partial<ProviderState> = {
 beforeAll(async () => {
   nats = await NatsServer.start();
   store = await openStateStore(nats.url);
-  engine = await startEmulator({
-    listen: "127.0.0.1:0",
-    vramMiB: 24_563,
-    models: { "qwen3:8b": 4900, "nomic-embed-text": 262 },
-    contextLength: 8192,
-    timeScale: 0.01,
-  });
-  // The Ollama emulator serves OpenAI's routes; refusing Ollama's as vLLM does (404) makes sure
-  // every answer here came through translation.
-  engine.setFaults([{ kind: "error", status: 404, path: "/api/", message: "Not Found" }]);
+  const vllm = (model: string, contextLength: number) =>
+    startEmulator({
+      listen: "127.0.0.1:0",
+      engine: "vllm",
+      vramMiB: 24_563,
+      models: { [model]: 4900 },
+      contextLength,
+      timeScale: 0.01,
+    });
+  engine = await vllm("qwen3:8b", 8192);
+  embedder = await vllm("nomic-embed-text", 2048);
   await store.providerWriter.publish(engineState("vllm-a", engine.url));
+  await store.providerWriter.publish(
+    engineState("vllm-embed", embedder.url, {
+      loadedModels: ["nomic-embed-text:latest"],
+      loadedModelFootprintsMiB: { "nomic-embed-text:latest": 262 },
+      loadedModelContextLengths: { "nomic-embed-text:latest": 2048 },
+    }),
+  );
   sidecar = await startSidecarProcess([
     "--nats",
     nats.url,
@@ -69,6 +78,7 @@ beforeAll(async () => {
 afterAll(async () => {
   expect(await sidecar?.stop()).toBe(0);
   await engine?.close();
+  await embedder?.close();
   await store?.close();
   await nats?.dispose();
 });
@@ -225,31 +235,23 @@ describe("an engine dying mid-stream", () => {
   });
 
   it("the Ollama client gets a clear error and the ticket is released", async () => {
-    // An engine that answers three tokens and then stalls: killed while it stalls.
+    // An engine that streams slowly: killed after the third chunk.
+    // The benchmark's emulator child: startEmulator in a process of its own, options as JSON.
     child = spawn(
       process.execPath,
       [
-        path.join(repoRoot, "bin", "kubemoot-scheduler.js"),
-        "emulate",
-        "--listen",
-        "127.0.0.1:0",
-        "--model",
-        "qwen3:4b=2600",
-        "--time-scale",
-        "0.01",
-        "--fault",
-        "error:status=404,path=/api/,message=Not Found",
-        "--fault",
-        "stall:afterTokens=3,ms=600000",
+        path.join(repoRoot, "dist", "bench", "proxy", "emulator-child.js"),
+        // 20 tokens a second: the answer is still streaming when the engine is killed.
+        JSON.stringify({ engine: "vllm", models: { "qwen3:4b": 2600 }, contextLength: 8192, tokensPerS: 20 }),
       ],
-      { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] },
+      { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] },
     );
     let out = "";
     child.stdout?.on("data", (d) => {
       out += d;
     });
-    await waitUntil(() => /listening on (http:\/\/\S+)/.test(out), 20_000, "emulator listening");
-    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? "";
+    await waitUntil(() => /READY (http:\/\/\S+)/.test(out), 20_000, "emulator listening");
+    const url = /READY (http:\/\/\S+)/.exec(out)?.[1] ?? "";
     await store.providerWriter.publish(
       engineState("vllm-dying", url, {
         loadedModels: ["qwen3:4b"],
@@ -283,5 +285,94 @@ describe("an engine dying mid-stream", () => {
     expect(got.length).toBeGreaterThanOrEqual(3);
     expect(err?.message).toMatch(/vllm-dying broke off the answer/);
     await released();
+  });
+});
+
+describe("the context check with the engine's own tokenizer", () => {
+  // A fleet of its own (nats-server and sidecar): only the two 4096-token engines, so that no
+  // larger context elsewhere draws the long prompts away.
+  let nats2: NatsServer;
+  let store2: StateStore;
+  let sidecar2: SidecarProcess;
+  const small: EmulatorHandle[] = [];
+  beforeAll(async () => {
+    nats2 = await NatsServer.start();
+    store2 = await openStateStore(nats2.url);
+    for (const [name, model, tokenize] of [
+      ["vllm-tok", "qwen3:1.7b", true],
+      ["vllm-notok", "qwen3:0.6b", false],
+    ] as const) {
+      const e = await startEmulator({
+        listen: "127.0.0.1:0",
+        engine: "vllm",
+        vramMiB: 24_563,
+        models: { [model]: 1400 },
+        contextLength: 4096,
+        timeScale: 0.01,
+      });
+      small.push(e);
+      await store2.providerWriter.publish(
+        engineState(name, e.url, {
+          contextLength: 4096,
+          loadedModels: [model],
+          loadedModelFootprintsMiB: { [model]: 1400 },
+          loadedModelContextLengths: { [model]: 4096 },
+          ...(tokenize ? { tokenize: true } : {}),
+        }),
+      );
+    }
+    sidecar2 = await startSidecarProcess([
+      "--nats",
+      nats2.url,
+      "--proxy-listen",
+      "127.0.0.1:0",
+      "--agent",
+      "crew/b",
+    ]);
+  });
+  afterAll(async () => {
+    expect(await sidecar2?.stop()).toBe(0);
+    for (const e of small) await e.close();
+    await store2?.close();
+    await nats2?.dispose();
+  });
+
+  it("the engine's exact count refuses a prompt the estimate would send; without it the engine refuses, in Ollama's shape", async () => {
+    let last = new Headers();
+    const ollama = new Ollama({
+      host: `http://${sidecar2.proxyAddress}`,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        last = res.headers;
+        return res;
+      },
+    });
+    const fails = (e: unknown) => e as { status_code?: number; error?: string };
+    // 16,000 characters: about 3,050 tokens by the generous estimate (it fits 4096), 4,579 by
+    // the engine's tokenizer with its chat template (it does not).
+    const prompt = "x".repeat(16_000);
+    const refused = await ollama
+      .chat({ model: "qwen3:1.7b", messages: [{ role: "user", content: prompt }] })
+      .then(() => undefined, fails);
+    expect(refused?.status_code).toBe(413);
+    expect(refused?.error).toMatch(/\(4579 tokens, counted by the engine\).*4096-token context/);
+    expect(last.get("x-kubemoot-reason")).toBe("prompt-too-large");
+    expect(last.get("x-kubemoot-engine")).toBe("vllm");
+    // A prompt that fits by the engine's count goes through.
+    const ok = await ollama.chat({
+      model: "qwen3:1.7b",
+      messages: [{ role: "user", content: "x".repeat(7_000) }],
+      options: { num_predict: 2 },
+    });
+    expect(ok.done).toBe(true);
+    // Without a tokenizer the estimate lets it through and the engine refuses it: its error
+    // comes back as an Ollama error.
+    const forwarded = await ollama
+      .chat({ model: "qwen3:0.6b", messages: [{ role: "user", content: prompt }] })
+      .then(() => undefined, fails);
+    expect(forwarded?.status_code).toBe(400);
+    expect(forwarded?.error).toMatch(/maximum context length is 4096 tokens/);
+    expect(last.get("x-kubemoot-provider")).toBe("vllm-notok");
+    await waitUntil(async () => (await store2.tickets.allTickets()).size === 0, 5_000, "tickets released");
   });
 });
