@@ -54,7 +54,9 @@ async function main(): Promise<void> {
       loadedModels: [a.engineModel],
       ready: true,
       lastProbedAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
-      totalVramMiB: a.vramMiB,
+      // Room for its own model only: today's placement (which does not yet know that a
+      // fixed-model engine cannot load another model) then never picks it for the other one.
+      totalVramMiB: 2700,
       loadedModelFootprintsMiB: { [a.engineModel]: 2600 },
       availableModelFootprintsMiB: {},
       contextLength: a.contextLength,

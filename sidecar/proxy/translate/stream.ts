@@ -30,12 +30,23 @@ export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now)
   const rep: StreamReport = { promptTokens: 0, outputTokens: 0, done: false, error: undefined };
   const generate = shape.api === "generate";
 
-  const line = (fields: Obj): string =>
-    `${JSON.stringify({ model: shape.model, created_at: new Date(now()).toISOString(), ...fields })}\n`;
+  // The hot path (one line per token): the line's head is built once per push, and a content
+  // chunk's line is written as text rather than through an object.
+  const modelJson = JSON.stringify(shape.model);
+  let head = "";
+  const stamp = () => {
+    head = `{"model":${modelJson},"created_at":"${new Date(now()).toISOString()}",`;
+  };
+  stamp();
+  const line = (fields: Obj): string => `${head}${JSON.stringify(fields).slice(1)}\n`;
   const piece = (content: string, thinking?: string): string =>
-    generate
-      ? line({ response: content, ...(thinking ? { thinking } : {}), done: false })
-      : line({ message: { role: "assistant", content, ...(thinking ? { thinking } : {}) }, done: false });
+    thinking
+      ? generate
+        ? line({ response: content, thinking, done: false })
+        : line({ message: { role: "assistant", content, thinking }, done: false })
+      : generate
+        ? `${head}"response":${JSON.stringify(content)},"done":false}\n`
+        : `${head}"message":{"role":"assistant","content":${JSON.stringify(content)}},"done":false}\n`;
 
   const flushCalls = (): string => {
     if (calls.length === 0 || generate) return "";
@@ -140,10 +151,12 @@ export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now)
 
   return {
     push(chunk) {
+      stamp();
       const out = consume(decoder.write(chunk), false);
       return out === "" ? undefined : Buffer.from(out);
     },
     end() {
+      stamp();
       // An engine that ends the stream without [DONE] but after its finish still finished.
       const out = consume(decoder.end(), true) + final();
       return out === "" ? undefined : Buffer.from(out);
