@@ -20,6 +20,34 @@ interface PartialCall {
   args: string;
 }
 
+/**
+ * The text of the common token event (one choice, a content delta, no finish, tool call, usage,
+ * reasoning or error) as the JSON string literal it holds, found without parsing the event;
+ * undefined for any other event. The markers cannot match inside a string value, where their
+ * quotes are escaped.
+ */
+export function plainDelta(data: string, key: "content" | "text"): string | undefined {
+  if (
+    !data.includes('"finish_reason":null') ||
+    data.includes('"tool_calls"') ||
+    data.includes('"usage"') ||
+    data.includes('"error"') ||
+    data.includes('"reasoning_content"')
+  ) {
+    return undefined;
+  }
+  const marker = `"${key}":"`;
+  const at = data.indexOf(marker);
+  if (at < 0 || data.indexOf(marker, at + marker.length) >= 0) return undefined;
+  let i = at + marker.length;
+  for (; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) break;
+  }
+  return i < data.length ? data.slice(at + marker.length - 1, i + 1) : undefined;
+}
+
 export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now): FrameTap {
   const decoder = new StringDecoder("utf8");
   let pending = ""; // text after the last newline
@@ -76,8 +104,16 @@ export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now)
   };
 
   /** One whole event's data → the NDJSON it becomes. */
+  const deltaKey = shape.target === "completions" ? "text" : "content";
   const event = (text: string): string => {
     if (text === "[DONE]") return final();
+    const plain = plainDelta(text, deltaKey);
+    if (plain !== undefined) {
+      if (plain === '""') return "";
+      return generate
+        ? `${head}"response":${plain},"done":false}\n`
+        : `${head}"message":{"role":"assistant","content":${plain}},"done":false}\n`;
+    }
     let obj: unknown;
     try {
       obj = JSON.parse(text);

@@ -2,6 +2,7 @@
 // streams (SSE in, NDJSON out), fed as an engine would write them, split at awkward places.
 import { describe, expect, it } from "vitest";
 import { ollamaAnswer, sseToNdjsonTap, translateCall, translateRequest } from "./index.js";
+import { plainDelta } from "./stream.js";
 
 const lines = (buf: Buffer | undefined) =>
   (buf?.toString("utf8") ?? "")
@@ -292,5 +293,37 @@ describe("OpenAI SSE → Ollama NDJSON", () => {
     ]);
     expect(tap.end()).toBeUndefined();
     expect(tap.report()).toMatchObject({ done: false, error: "boom" });
+  });
+
+  it("reads the common token event without parsing it, and leaves every other event to the parser", () => {
+    const ev = (d: unknown) => JSON.stringify(d);
+    const tricky = 'a "quoted" \\ "finish_reason":"stop","usage":{} \u00e9';
+    expect(plainDelta(ev(delta({ content: tricky })), "content")).toBe(JSON.stringify(tricky));
+    expect(JSON.parse(plainDelta(ev(delta({ content: tricky })), "content") ?? "")).toBe(tricky);
+    expect(plainDelta(ev(delta({ content: "x" }, "stop")), "content")).toBeUndefined();
+    expect(plainDelta(ev(delta({ tool_calls: [] })), "content")).toBeUndefined();
+    expect(
+      plainDelta(ev({ ...delta({ content: "x" }), usage: { prompt_tokens: 1 } }), "content"),
+    ).toBeUndefined();
+    expect(plainDelta(ev(delta({ reasoning_content: "hm", content: "" })), "content")).toBeUndefined();
+    const two = {
+      choices: [
+        delta({ content: "a" }).choices[0],
+        { index: 1, delta: { content: "b" }, finish_reason: null },
+      ],
+    };
+    expect(plainDelta(ev(two), "content")).toBeUndefined();
+    expect(plainDelta(ev({ choices: [{ index: 0, text: "t", finish_reason: null }] }), "text")).toBe('"t"');
+    // Through the tap the fast and the parsed paths give the same lines.
+    const tap = sseToNdjsonTap({ api: "chat", target: "openai", model: "m" }, () => 0);
+    const got = lines(tap.push(Buffer.from(sse(delta({ content: tricky }), delta({ content: "" })))));
+    expect(got).toEqual([
+      {
+        model: "m",
+        created_at: new Date(0).toISOString(),
+        message: { role: "assistant", content: tricky },
+        done: false,
+      },
+    ]);
   });
 });
