@@ -30,6 +30,7 @@ import { fileURLToPath } from "node:url";
 import { Agent, type Dispatcher } from "undici";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import { EMBED_MODEL, runEmbedCase } from "./embed.js";
+import { ENGINE_MODEL, runTranslatedCase, warmTranslated } from "./translated.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MODEL = "qwen3:8b";
@@ -280,6 +281,18 @@ export async function run(args: string[]): Promise<void> {
     outputTokens,
     loadMiBPerS: 1_000_000,
   });
+  // The OpenAI-only engine of the translated case: a second emulator, the same speeds.
+  const engine = await startChild("emulator-child.js", {
+    vramMiB: VRAM_MIB,
+    models: { [ENGINE_MODEL]: 2600 },
+    numParallel: PARALLEL,
+    contextLength: CONTEXT,
+    timeScale: 1,
+    tokensPerS,
+    promptTokensPerS: 1_000_000,
+    outputTokens,
+    loadMiBPerS: 1_000_000,
+  });
   let sidecar: Child | undefined;
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
   try {
@@ -289,6 +302,8 @@ export async function run(args: string[]): Promise<void> {
       maxParallel: PARALLEL,
       contextLength: CONTEXT,
       model: MODEL,
+      engineUrl: engine.url,
+      engineModel: ENGINE_MODEL,
     });
     // Warm-up: load the model (the proxy pins num_ctx to the same context), open connections.
     await round(dispatcher, sidecar.url, 1, 0, shortTokens);
@@ -297,6 +312,9 @@ export async function run(args: string[]): Promise<void> {
 
     const c1 = await runCase(dispatcher, emulator.url, sidecar.url, 1, rounds * 5, shortTokens);
     const c32 = await runCase(dispatcher, emulator.url, sidecar.url, 32, rounds, 0);
+    await warmTranslated(dispatcher, engine.url, sidecar.url, shortTokens);
+    const t1 = await runTranslatedCase(dispatcher, engine.url, sidecar.url, 1, rounds * 5, shortTokens);
+    const t32 = await runTranslatedCase(dispatcher, engine.url, sidecar.url, 32, rounds, 0);
     const embed = await runEmbedCase(
       dispatcher,
       emulator.url,
@@ -323,7 +341,7 @@ export async function run(args: string[]): Promise<void> {
     const apiMs = sidecar.url2 ? await placeReleaseOverApi(dispatcher, sidecar.url2, 400) : [];
     const apiP50 = apiMs.length > 0 ? percentile(apiMs, 50) : Number.NaN;
 
-    const suffixed = (c: CaseResult, s: string) =>
+    const suffixed = (c: object, s: string) =>
       Object.fromEntries(Object.entries(c).map(([k, v]) => [`${k}_${s}`, v]));
     const result = {
       ...runInfo(null),
@@ -349,19 +367,28 @@ export async function run(args: string[]): Promise<void> {
       ...embed,
       target_embed_throughput_ratio_met: embed.embed_throughput_ratio >= 0.9,
       target_added_ttfb_met: Number.isFinite(apiP50) ? c1.added_ttfb_p50_ms <= apiP50 : null,
+      // Ollama-API chat translated onto an OpenAI-only engine, vs that engine's route direct.
+      translated_added_ttfb_p50_ms: t1.added_ttfb_p50_ms,
+      translated_throughput_ratio: t32.throughput_ratio,
+      target_translated_throughput_ratio_met: t32.throughput_ratio >= 0.9,
+      ...suffixed(t1, "translated_c1"),
+      ...suffixed(t32, "translated_c32"),
       ...suffixed(c1, "c1"),
       ...suffixed(c32, "c32"),
     };
     const file = writeResult("proxy", result);
     const rows = [
-      { streams: 1, answer_tokens: shortTokens, ...c1 },
-      { streams: 32, answer_tokens: outputTokens, ...c32 },
+      { path: "ollama", streams: 1, answer_tokens: shortTokens, ...c1 },
+      { path: "ollama", streams: 32, answer_tokens: outputTokens, ...c32 },
+      { path: "translated", streams: 1, answer_tokens: shortTokens, ...t1 },
+      { path: "translated", streams: 32, answer_tokens: outputTokens, ...t32 },
     ];
     process.stdout.write(`${markdownTable(rows)}\n\n`);
     process.stdout.write(
       `Place+Release p50 over the API ${round2(apiP50)} ms (in-process ${inproc ? round2(inproc.p50_ms) : "?"} ms). ` +
         `Targets: throughput_ratio ≥ 0.9 (32 streams): ${result.target_throughput_ratio_met ? "met" : "NOT met"}; ` +
         `added TTFB p50 (1 stream) ≤ one Place+Release over the API: ${result.target_added_ttfb_met ? "met" : "NOT met"}; ` +
+        `translated (Ollama API onto an OpenAI-only engine) ratio ${t32.throughput_ratio} ≥ 0.9: ${result.target_translated_throughput_ratio_met ? "met" : "NOT met"}, added TTFB p50 ${t1.added_ttfb_p50_ms} ms; ` +
         `embeddings ${embed.embed_proxy_inputs_per_s} vs ${embed.embed_direct_inputs_per_s} inputs/s, ratio ${embed.embed_throughput_ratio} ≥ 0.9: ${result.target_embed_throughput_ratio_met ? "met" : "NOT met"}.\n` +
         "Tokens/s: medians of per-round rates over whole rounds (placement and TTFB included); " +
         "throughput_ratio and added TTFB: medians over paired rounds (min/max in the JSON); " +
@@ -372,5 +399,6 @@ export async function run(args: string[]): Promise<void> {
     await dispatcher.close().catch(() => undefined);
     if (sidecar) await stopChild(sidecar);
     await stopChild(emulator);
+    await stopChild(engine);
   }
 }

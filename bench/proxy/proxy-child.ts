@@ -21,6 +21,9 @@ interface ChildArgs {
   maxParallel: number;
   contextLength: number;
   model: string;
+  /** An emulator published as an OpenAI-only engine ("vllm") serving `engineModel`. */
+  engineUrl?: string;
+  engineModel?: string;
 }
 
 async function main(): Promise<void> {
@@ -38,6 +41,28 @@ async function main(): Promise<void> {
   ]);
   publisher.start();
   await publisher.probeNow();
+  if (a.engineUrl && a.engineModel) {
+    // Written as the operator's engine probe would; probed "in the future" so it never goes
+    // stale during the run (the publisher leaves states it does not own alone).
+    await state.providerWriter.publish({
+      name: "engine0",
+      endpoint: a.engineUrl,
+      engine: "vllm",
+      maxParallel: a.maxParallel,
+      activeCount: 0,
+      queueDepth: 0,
+      loadedModels: [a.engineModel],
+      ready: true,
+      lastProbedAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
+      // Room for its own model only: today's placement (which does not yet know that a
+      // fixed-model engine cannot load another model) then never picks it for the other one.
+      totalVramMiB: 2700,
+      loadedModelFootprintsMiB: { [a.engineModel]: 2600 },
+      availableModelFootprintsMiB: {},
+      contextLength: a.contextLength,
+      loadedModelContextLengths: { [a.engineModel]: a.contextLength },
+    });
+  }
   const ops = ollamaOps();
   const config = schedulerConfigFromEnv({ KUBEMOOT_NAMESPACE: "bench", KUBEMOOT_AGENT_NAME: "proxy" });
   const scheduler = new Scheduler({ state, config, ops });

@@ -4,7 +4,7 @@
 // outcome in a finally path — whatever happened, the client leaving included.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
-import type { ProviderState } from "../../src/core/index.js";
+import { isFixedModelEngine, type ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { PromptEstimate } from "../scheduler/ledger.js";
@@ -12,6 +12,7 @@ import type { PlaceInput, PlacementOut, Scheduler } from "../scheduler/scheduler
 import { acquire } from "./acquire.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
+import { engineOf, exactPromptCount, fixedContext, translationFor } from "./engine-route.js";
 import { type ForwardOutcome, forward } from "./forward.js";
 import { openaiError, ProxyError, sendJson, sendProxyError } from "./http-errors.js";
 import { embedContext, overlongInput } from "./input-check.js";
@@ -25,6 +26,7 @@ import { applyNumCtx, decideNumCtx, type NumCtxDecision } from "./num-ctx.js";
 import type { CallRecord, ProxyHooks, ProxySettings } from "./options.js";
 import { refusalError, schedulerError } from "./refusal-errors.js";
 import { releaseCall } from "./release.js";
+import type { TokenCountCache } from "./tokenize.js";
 import {
   type Api,
   type CallRequest,
@@ -53,6 +55,8 @@ export interface CallContext {
   hooks: ProxyHooks;
   /** Aborted when the proxy shuts down (in-flight calls end, their tickets are released). */
   shutdown: AbortSignal;
+  /** Engines' exact prompt counts, shared by the calls in flight (tokenize.ts). */
+  tokenCounts?: TokenCountCache;
 }
 
 const PARSERS: Record<Api, (body: Record<string, unknown>) => CallRequest> = {
@@ -116,6 +120,7 @@ export async function handleCall(
     outputTokens: 0,
     truncated: false,
     numCtx: undefined,
+    engine: "ollama",
   };
   const shape = OPENAI_APIS.has(api) ? "openai" : "ollama";
   const fail = (err: ProxyError, headers: Record<string, string> = {}) => {
@@ -232,6 +237,9 @@ export async function handleCall(
         output_tokens: record.outputTokens,
         num_ctx: record.numCtx,
         truncated: record.truncated || undefined,
+        engine: record.provider ? record.engine : undefined,
+        prompt_tokens_exact: record.exactPromptTokens,
+        dropped: record.dropped,
       },
       "proxy call",
     );
@@ -297,7 +305,13 @@ async function runPlaced(
     evicted: p.evicted,
     queueWaitMs,
   });
-  const attribution = attributionHeaders(p, queueWaitMs);
+  const engine = engineOf(state);
+  record.engine = engine;
+  // An Ollama-API call on an engine that speaks only OpenAI's API goes across (translate/).
+  const translation = translationFor(call, engine, p.model);
+  if (translation && translation.dropped.length > 0) record.dropped = translation.dropped;
+  const attribution = attributionHeaders(p, queueWaitMs, engine, translation?.dropped);
+  const exact = exactPromptCount(ctx, state, p.endpoint, p.model, call, translation, signal);
   const renew = p.staticFallback
     ? undefined
     : setInterval(() => {
@@ -310,13 +324,16 @@ async function runPlaced(
   let refused: ProxyError | undefined;
   let numCtx: NumCtxDecision | undefined;
   try {
-    const openai = OPENAI_APIS.has(call.api);
+    // No num_ctx on the OpenAI API, nor on an engine translated to it: it runs at its own context.
+    const openai = OPENAI_APIS.has(call.api) || translation !== undefined;
     refused = overlongInput(
       call,
       embedContext(
         call.inputChars ? await readStates(ctx) : undefined,
         p.model,
-        openai ? state?.contextLength || p.contextLength : p.contextLength || providerContext(state, p.model),
+        openai
+          ? fixedContext(state, p.model, p.contextLength)
+          : p.contextLength || providerContext(state, p.model),
       ),
       (chars) => scheduler.promptEstimate(0, chars).generous,
       p,
@@ -324,14 +341,20 @@ async function runPlaced(
     if (refused) {
       // an over-long embedding input, refused by name
     } else if (openai) {
-      // No num_ctx on this API: it runs at the provider's configured context.
-      const ctxLen = state?.contextLength || p.contextLength;
-      if (ctxLen > 0 && generous > ctxLen) {
+      // The engine's exact count when it has a tokenizer route, else the generous estimate.
+      const counted = await exact.count;
+      if (counted) record.exactPromptTokens = counted.tokens;
+      const ctxLen = counted?.limit || fixedContext(state, p.model, p.contextLength);
+      const need = counted?.tokens ?? generous;
+      if (ctxLen > 0 && need > ctxLen) {
+        const size = counted ? `${need} tokens, counted by the engine` : `at least about ${need} tokens`;
         refused = new ProxyError(
           413,
           "prompt-too-large",
-          `The prompt (at least about ${generous} tokens) does not fit the ${ctxLen}-token context that ${p.model} gets on ${p.provider} through the OpenAI API (which cannot set num_ctx); use /api/chat, raise the provider's per-request context, or send less.`,
-          { model: p.model, largest_context: ctxLen, prompt_tokens: generous },
+          translation || isFixedModelEngine(engine)
+            ? `The prompt (${size}) does not fit the ${ctxLen}-token context of ${p.model} on ${p.provider} (engine ${engine}); send less.`
+            : `The prompt (${size}) does not fit the ${ctxLen}-token context that ${p.model} gets on ${p.provider} through the OpenAI API (which cannot set num_ctx); use /api/chat, raise the provider's per-request context, or send less.`,
+          { model: p.model, largest_context: ctxLen, prompt_tokens: need },
         );
       }
     } else {
@@ -357,6 +380,13 @@ async function runPlaced(
       fail(refused, attribution);
       return next;
     }
+    if (translation && call.loadOnly) {
+      // A fixed-model engine is always loaded: Ollama's load request is answered here.
+      record.status = 200;
+      const answer = unloadAnswer(call);
+      sendJson(res, 200, "done_reason" in answer ? { ...answer, done_reason: "load" } : answer, attribution);
+      return next;
+    }
     call.body.model = p.model;
     let hideUsage = false;
     if ((call.api === "openai" || call.api === "completions") && call.stream && !call.includeUsage) {
@@ -371,10 +401,11 @@ async function runPlaced(
     outcome = await forward({
       dispatcher: ctx.dispatcher,
       api: call.api,
+      ...(translation ? { translation } : {}),
       endpoint: p.endpoint,
       provider: p.provider || p.endpoint,
       model: p.model,
-      body: JSON.stringify(call.body),
+      body: JSON.stringify(translation ? translation.body : call.body),
       stream: call.stream,
       hideUsage,
       res,
@@ -405,6 +436,7 @@ async function runPlaced(
         break;
     }
   } finally {
+    exact.release();
     if (renew) clearInterval(renew);
     await releaseCall(ctx, call, tokens, p, outcome, refused, record, numCtx);
   }

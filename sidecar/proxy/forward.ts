@@ -22,6 +22,7 @@ import {
   sseTap,
 } from "./framing.js";
 import { ProxyError } from "./http-errors.js";
+import type { Translation } from "./translate/index.js";
 import { PATHS, routeNotServed } from "./upstream-routes.js";
 import { type Api, EMBED_APIS, OPENAI_APIS } from "./validate.js";
 
@@ -49,6 +50,8 @@ export function unreachableError(err: unknown): boolean {
 export interface ForwardInput {
   dispatcher: Dispatcher;
   api: Api;
+  /** An Ollama-API call sent to an engine's OpenAI route, and its answer brought back. */
+  translation?: Translation;
   endpoint: string;
   provider: string;
   model: string;
@@ -110,6 +113,9 @@ function upstreamMessage(text: string): string {
     if (typeof v?.error === "string") return v.error;
     const m = (v?.error as { message?: unknown } | undefined)?.message;
     if (typeof m === "string") return m;
+    // vLLM's error body is OpenAI's error object at the top level.
+    const top = (v as { message?: unknown } | undefined)?.message;
+    if (typeof top === "string") return top;
   } catch {
     // not JSON
   }
@@ -143,7 +149,7 @@ function statusError(
       error: new ProxyError(
         404,
         "route-not-served",
-        `provider ${i.provider} does not serve ${PATHS[i.api]} (it answered ${status}: ${msg})`,
+        `provider ${i.provider} does not serve ${PATHS[i.translation?.target ?? i.api]} (it answered ${status}: ${msg})`,
         extra,
       ),
       providerFault: false,
@@ -258,16 +264,17 @@ async function forwardOnce(
   const since = () => performance.now() - started;
   const base = new URL(i.endpoint);
   const prefix = base.pathname.replace(/\/+$/, "");
+  const upstream = i.translation?.target ?? i.api;
   let data: Dispatcher.ResponseData;
   try {
     data = await i.dispatcher.request({
       origin: base.origin,
-      path: `${prefix}${PATHS[i.api]}`,
+      path: `${prefix}${PATHS[upstream]}`,
       method: "POST",
       headers: {
         "content-type": "application/json",
         accept: i.stream
-          ? OPENAI_APIS.has(i.api)
+          ? OPENAI_APIS.has(upstream)
             ? "text/event-stream"
             : "application/x-ndjson"
           : "application/json",
@@ -318,9 +325,11 @@ async function forwardOnce(
   }
 
   const { statusCode, body } = data;
-  const contentType = String(
-    data.headers["content-type"] ?? (i.stream ? "application/x-ndjson" : "application/json"),
-  );
+  const contentType = i.translation
+    ? i.stream
+      ? "application/x-ndjson"
+      : "application/json; charset=utf-8"
+    : String(data.headers["content-type"] ?? (i.stream ? "application/x-ndjson" : "application/json"));
 
   if (statusCode >= 400) {
     let text = "";
@@ -344,7 +353,11 @@ async function forwardOnce(
     "x-accel-buffering": "no",
     ...i.headers,
   });
-  const tap: FrameTap = OPENAI_APIS.has(i.api) ? sseTap(i.hideUsage) : ndjsonTap();
+  const tap: FrameTap = i.translation
+    ? i.translation.streamTap()
+    : OPENAI_APIS.has(i.api)
+      ? sseTap(i.hideUsage)
+      : ndjsonTap();
   let ttfbMs = 0;
   try {
     await pump(body, res, tap, () => {
@@ -464,9 +477,14 @@ async function bufferedAnswer(
       latencyMs: since(),
     };
   }
-  const openai = OPENAI_APIS.has(i.api);
+  const openai = OPENAI_APIS.has(i.translation?.target ?? i.api);
   const report = openai ? openaiReport(obj) : ollamaReport(obj);
   if (openai) report.done = report.done || Array.isArray(obj.choices);
+  if (i.translation) {
+    buf = Buffer.from(
+      JSON.stringify(report.error !== undefined ? { error: report.error } : i.translation.answer(obj)),
+    );
+  }
   const res = i.res;
   if (res.destroyed) return { kind: "client-gone", answered: true, ttfbMs, latencyMs: since() };
   res.writeHead(statusCode, {

@@ -1,7 +1,7 @@
 // The X-Kubemoot-* request headers a caller may add to steer placement, and the attribution
 // headers every placed response carries.
 import type { IncomingHttpHeaders } from "node:http";
-import { type Candidate, parseCandidates } from "../../src/core/index.js";
+import { type Candidate, DEFAULT_ENGINE, type Engine, parseCandidates } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { isAgentRef } from "../scheduler/config.js";
 import type { Phase, PlacementOut } from "../scheduler/scheduler.js";
@@ -95,9 +95,19 @@ export function callCandidates(model: string, given: readonly Candidate[]): Cand
   return out;
 }
 
-/** Attribution headers of a placed call. */
-export function attributionHeaders(p: PlacementOut, queueWaitMs: number): Record<string, string> {
+/**
+ * Attribution headers of a placed call: the engine that serves it, and for a translated call
+ * the caller's fields that had no equivalent there (X-Kubemoot-Dropped, only when some were).
+ */
+export function attributionHeaders(
+  p: PlacementOut,
+  queueWaitMs: number,
+  engine: Engine = DEFAULT_ENGINE,
+  dropped: readonly string[] = [],
+): Record<string, string> {
   return {
+    "x-kubemoot-engine": engine,
+    ...(dropped.length > 0 ? { "x-kubemoot-dropped": dropped.join(",") } : {}),
     "x-kubemoot-provider": p.provider,
     "x-kubemoot-model": p.model,
     "x-kubemoot-evicted": p.evicted.join(","),

@@ -1,5 +1,5 @@
 // Options of the local proxy, their defaults, and the hooks it reports through.
-import type { ProviderState } from "../../src/core/index.js";
+import type { Engine, ProviderState } from "../../src/core/index.js";
 import { invalidArgument } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { ListenerLimits } from "../../src/net/index.js";
@@ -33,6 +33,12 @@ export interface CallRecord {
   outputTokens: number;
   truncated: boolean;
   numCtx: number | undefined;
+  /** The engine that served the call ("ollama" until placed). */
+  engine: Engine;
+  /** The engine's own prompt count (POST /tokenize), when it was asked. */
+  exactPromptTokens?: number;
+  /** A translated call's fields with no equivalent on the engine (X-Kubemoot-Dropped). */
+  dropped?: string[];
 }
 
 export interface TruncationReport {

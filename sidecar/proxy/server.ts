@@ -24,6 +24,7 @@ import { openaiModel, openaiModelsBody, psBody, tagsBody } from "./catalog.js";
 import { badRequest, ProxyError, sendJson, sendProxyError, shapeOfPath } from "./http-errors.js";
 import { managementRefusal } from "./management.js";
 import { DEFAULT_PROXY_PORT, type ProxyOptions, type ProxySettings, resolveSettings } from "./options.js";
+import { TokenCountCache } from "./tokenize.js";
 import type { Api } from "./validate.js";
 
 export interface ProxyServer {
@@ -106,6 +107,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     logger,
     hooks,
     shutdown: shutdown.signal,
+    tokenCounts: new TokenCountCache(),
   };
   // Bodies held at once: twice the largest allowed (docs/deploy.md, "The sidecar's ports").
   const bodyBudget = new ByteBudget(2 * settings.maxBodyBytes);

@@ -15,13 +15,14 @@ export const PATHS: Record<Api, string> = {
 
 /**
  * A 404 or 405 that is no JSON error is the engine's router saying it has no such route (Go's
- * "404 page not found"), not that the model is missing (which Ollama answers as JSON).
+ * "404 page not found", FastAPI's {"detail": "Not Found"}), not that the model is missing
+ * (which Ollama answers as {"error"}, vLLM as a top-level {"object": "error", "message"}).
  */
 export function routeNotServed(status: number, text: string): boolean {
   if (status !== 404 && status !== 405) return false;
   try {
-    const v = JSON.parse(text) as { error?: unknown };
-    return v?.error === undefined;
+    const v = JSON.parse(text) as { error?: unknown; object?: unknown };
+    return v?.error === undefined && v?.object !== "error";
   } catch {
     return true;
   }
