@@ -38,6 +38,8 @@ export type { ModelDemand } from "./demand.js";
 export { aggregateDemand, compareLeastNeeded, expectedReloads, NO_DEMAND } from "./demand.js";
 export type { IneligibleReason } from "./eligibility.js";
 export { ineligibility, isStale } from "./eligibility.js";
+export type { Engine } from "./engines.js";
+export { DEFAULT_ENGINE, ENGINES, isEngine, isFixedModelEngine, speaksOpenAiOnly } from "./engines.js";
 export { loadLeftS, loadS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
 export type { Feasibility, InfeasibleReason, VramVerdict } from "./feasibility.js";
 export { feasibility, isWarm, vramFeasibility, vramVerdict } from "./feasibility.js";
@@ -61,8 +63,6 @@ export type {
 export { decide, plan } from "./planner.js";
 export type { ChatContentPart, ChatMessage, ChatToolCall, ChatToolSpec } from "./prompt-size.js";
 export { messageChars, nextPromptTokens, promptChars, toolsChars } from "./prompt-size.js";
-export type { Engine } from "./engines.js";
-export { DEFAULT_ENGINE, ENGINES, isEngine, isFixedModelEngine, speaksOpenAiOnly } from "./engines.js";
 export type { QueueInput, QueueOrUnload, UnloadVictim } from "./queue-or-unload.js";
 export { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "./queue-or-unload.js";
 export type { Ranked } from "./ranking.js";
