@@ -57,7 +57,20 @@ export interface EmulatorOptions {
   version?: string;
   /** Injected clock (tests, simulations); default a ScaledClock at timeScale. */
   clock?: Clock;
+  /** The engine emulated: "ollama" (default) or a fixed-model personality (engines/). */
+  engine?: EmulatorEngine;
+  /** Metric names of older ("legacy") or recent ("current", default) engine releases. */
+  engineVersion?: EngineVersion;
+  /** Personalities: concurrent sequences (default per engine; numParallel when only it is set). */
+  slots?: number;
+  /** Personalities: KV-cache capacity in tokens (default from VRAM, or n_ctx for llama.cpp). */
+  kvCacheTokens?: number;
 }
+
+export const EMULATOR_ENGINES = ["ollama", "vllm", "llamacpp", "sglang"] as const;
+export type EmulatorEngine = (typeof EMULATOR_ENGINES)[number];
+export const ENGINE_VERSIONS = ["current", "legacy"] as const;
+export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 
 export interface ResolvedConfig {
   host: string;
@@ -72,6 +85,13 @@ export interface ResolvedConfig {
   maxBodyBytes: number;
   seed: number;
   version: string;
+  engine: EmulatorEngine;
+  engineVersion: EngineVersion;
+  /** Personalities only: slots and KV tokens as given (undefined = the engine's default). */
+  slots: number | undefined;
+  kvCacheTokens: number | undefined;
+  /** Personalities only: --context-length as given (0 = the model's own). */
+  contextLengthOption: number;
 }
 
 export const DEFAULTS = {
@@ -118,6 +138,10 @@ const OPTION_KEYS = new Set([
   "seed",
   "version",
   "clock",
+  "engine",
+  "engineVersion",
+  "slots",
+  "kvCacheTokens",
 ]);
 
 /** Parses "HOST:PORT", "[::1]:PORT", ":PORT", "HOST" (port 11434) or "http://HOST:PORT". */
@@ -198,7 +222,21 @@ export function resolveConfig(options: EmulatorOptions = {}): ResolvedConfig {
     if (err instanceof DurationError) throw invalidArgument("keepAlive", err.message);
     throw err;
   }
-  const specs = modelList(options.models).map(resolveModel);
+  const engine = options.engine ?? "ollama";
+  if (!(EMULATOR_ENGINES as readonly string[]).includes(engine))
+    throw invalidArgument("engine", `must be one of ${EMULATOR_ENGINES.join(", ")}, got "${String(engine)}"`);
+  const engineVersion = options.engineVersion ?? "current";
+  if (!(ENGINE_VERSIONS as readonly string[]).includes(engineVersion))
+    throw invalidArgument(
+      "engineVersion",
+      `must be one of ${ENGINE_VERSIONS.join(", ")}, got "${String(engineVersion)}"`,
+    );
+  // A fixed-model engine serves one model: its default is the first of Ollama's defaults.
+  const catalog =
+    options.models === undefined && engine !== "ollama"
+      ? modelList(undefined).slice(0, 1)
+      : modelList(options.models);
+  const specs = catalog.map(resolveModel);
   const seen = new Set<string>();
   for (const s of specs) {
     if (seen.has(s.name)) throw invalidArgument("models", `model "${s.name}" is listed twice`);
@@ -242,6 +280,19 @@ export function resolveConfig(options: EmulatorOptions = {}): ResolvedConfig {
     }),
     seed: num("seed", options.seed, DEFAULTS.seed, { integer: true }),
     version,
+    engine,
+    engineVersion,
+    slots:
+      options.slots !== undefined
+        ? num("slots", options.slots, 1, { integer: true, min: 1 })
+        : options.numParallel !== undefined && engine !== "ollama"
+          ? gpu.numParallel
+          : undefined,
+    kvCacheTokens:
+      options.kvCacheTokens === undefined
+        ? undefined
+        : num("kvCacheTokens", options.kvCacheTokens, 1, { integer: true, min: 1 }),
+    contextLengthOption: contextLength,
   };
 }
 

@@ -5,12 +5,12 @@ import type { ModelSpec } from "./catalog.js";
 import type { Clock } from "./clock.js";
 import type { ResolvedConfig } from "./config.js";
 import type { FaultSet } from "./faults.js";
-import type { OllamaGpu } from "./gpu.js";
+import type { EmulatorGpu } from "./gpu-types.js";
 import { readBody } from "./http-util.js";
 
 export interface EmulatorCore {
   readonly config: ResolvedConfig;
-  readonly gpu: OllamaGpu;
+  readonly gpu: EmulatorGpu;
   readonly clock: Clock;
   readonly catalog: ReadonlyMap<string, ModelSpec>;
   readonly faults: FaultSet;

@@ -104,3 +104,17 @@ export interface GpuSnapshot {
   /** Requests waiting for placement or a slot. */
   queueDepth: number;
 }
+
+/**
+ * What the HTTP handlers need from a GPU model: Ollama's (OllamaGpu) or a fixed-model engine's
+ * (engines/fixed-gpu.ts).
+ */
+export interface EmulatorGpu {
+  effectiveNumCtx(model: string, requested?: number): number;
+  submit(spec: JobSpec, observer: JobObserver): SubmitResult;
+  /** keep_alive 0 without a prompt; a fixed-model engine never unloads (false). */
+  expire(model: string): boolean;
+  reset(message?: string): void;
+  snapshot(): GpuSnapshot;
+  resident(): RunnerSnapshot[];
+}

@@ -11,7 +11,10 @@ export {
 export { type Clock, ManualClock, ScaledClock, type TimerHandle } from "./clock.js";
 export {
   DEFAULTS,
+  EMULATOR_ENGINES,
+  type EmulatorEngine,
   type EmulatorOptions,
+  type EngineVersion,
   loadConfigFile,
   modelList,
   parseListen,

@@ -55,7 +55,8 @@ function parseCompletionRequest(body: Record<string, unknown>): CompletionReques
   };
 }
 
-function completionSink(
+/** The legacy completions framing (also used by the engine personalities). */
+export function completionSink(
   core: EmulatorCore,
   res: ServerResponse,
   model: string,

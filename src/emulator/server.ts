@@ -10,6 +10,7 @@ import { type EmulatorOptions, type ResolvedConfig, resolveConfig } from "./conf
 import type { EmulatorCore, RequestContext } from "./core.js";
 import { renderDcgmMetrics } from "./dcgm-metrics.js";
 import { handleEmbed, handleEmbeddings, handleOpenAIEmbeddings } from "./embeddings.js";
+import { engineServer } from "./engines/index.js";
 import { type FaultRule, FaultSet, validateFaultRules } from "./faults.js";
 import { OllamaGpu } from "./gpu.js";
 import type { GpuSnapshot } from "./gpu-types.js";
@@ -95,7 +96,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clock: Clock = options.clock ?? new ScaledClock(config.timeScale);
   const ownsClock = options.clock === undefined;
   const catalog = new Map<string, ModelSpec>(config.models.map((m) => [m.name, m]));
-  const gpu = new OllamaGpu(config.gpu, catalog, clock, config.defaultContextLength);
+  let engine: ReturnType<typeof engineServer> | undefined;
+  try {
+    // A personality (vLLM, llama.cpp, SGLang) serves one model, loaded from the start.
+    engine = config.engine === "ollama" ? undefined : engineServer(config, clock);
+  } catch (err) {
+    if (ownsClock) clock.dispose();
+    throw err;
+  }
+  const gpu = engine?.gpu ?? new OllamaGpu(config.gpu, catalog, clock, config.defaultContextLength);
   const faults = new FaultSet(config.faults, config.seed);
   let completionId = 0;
   const servers = new Set<Server>();
@@ -126,10 +135,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       path = req.url ?? "/";
     }
     const ctx: RequestContext = { core, req, res, path, method };
-    const handler = path.startsWith("/_emulator/") ? handleAdmin : route(method, path, config.dcgm);
+    const handler = path.startsWith("/_emulator/")
+      ? handleAdmin
+      : engine
+        ? engine.route(method, path)
+        : route(method, path, config.dcgm);
     if (!handler) {
       req.resume();
-      sendText(res, 404, "404 page not found");
+      if (engine) engine.notFound(res);
+      else sendText(res, 404, "404 page not found");
       return;
     }
     handler(ctx).catch((err: unknown) => {

@@ -179,6 +179,34 @@ describe("emulate configuration", () => {
     expect((bad as { stderr: string }).stderr).toMatch(/NAME=ON_DISK_MIB/);
   });
 
+  it("--engine vllm plays vLLM and refuses two models with exit code 2", async () => {
+    const emu = await startCli(["--engine", "vllm", "--listen", "127.0.0.1:0", "--model", "qwen3:8b=4863"]);
+    try {
+      expect(emu.stdout()).toMatch(/as vllm \(qwen3:8b, .*slots 256, context 40960/);
+      const models = (await (await fetch(`${emu.url}/v1/models`)).json()) as {
+        data: Array<{ max_model_len: number }>;
+      };
+      expect(models.data[0]?.max_model_len).toBe(40_960);
+      expect((await fetch(`${emu.url}/api/tags`)).status).toBe(404);
+    } finally {
+      emu.child.kill("SIGTERM");
+      expect(await emu.exited).toBe(0);
+    }
+    const two = await run(
+      process.execPath,
+      [bin, "emulate", "--engine", "llamacpp", "--model", "a:1b=800", "--model", "b:1b=800"],
+      { cwd: root },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect((two as { code: number }).code).toBe(2);
+    expect((two as { stderr: string }).stderr).toMatch(/llama\.cpp server serves exactly one model; got 2/);
+    const engine = await run(process.execPath, [bin, "emulate", "--engine", "tgi"], { cwd: root }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((engine as { stderr: string }).stderr).toMatch(
+      /engine.*must be one of ollama, vllm, llamacpp, sglang/,
+    );
+  });
+
   it("--help lists the fixed flags", async () => {
     const { stdout } = await run(process.execPath, [bin, "emulate", "--help"], { cwd: root });
     for (const flag of [
@@ -188,6 +216,10 @@ describe("emulate configuration", () => {
       "--num-parallel",
       "--context-length",
       "--time-scale",
+      "--engine",
+      "--engine-version",
+      "--slots",
+      "--kv-cache-tokens",
     ]) {
       expect(stdout).toContain(flag);
     }

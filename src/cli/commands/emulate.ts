@@ -19,6 +19,8 @@ const NUMBER_FLAGS: Record<string, { key: string; integer?: boolean }> = {
   "max-loaded-models": { key: "maxLoadedModels", integer: true },
   "max-body-bytes": { key: "maxBodyBytes", integer: true },
   seed: { key: "seed", integer: true },
+  slots: { key: "slots", integer: true },
+  "kv-cache-tokens": { key: "kvCacheTokens", integer: true },
 };
 
 function numberFlag(name: string, text: string, integer: boolean): number {
@@ -52,6 +54,12 @@ export const command: Command = {
     "--fault KIND[:key=value,...] with KIND refuse|reset|delay|error|drop|error-mid-stream|stall",
     "  and keys probability, count, ms, afterTokens, status, message, model, path;",
     "  e.g. --fault error:count=2  --fault stall:afterTokens=3,ms=5000  --fault delay:ms=200",
+    "",
+    "--engine vllm|llamacpp|sglang plays that engine instead of Ollama: one --model, loaded at start",
+    "  and never unloaded, --slots concurrent requests, a KV cache of --kv-cache-tokens tokens, a",
+    "  first-come queue, the engine's routes (/v1/*, /health, /tokenize, /metrics in its own names;",
+    "  llama.cpp /props and /slots; SGLang /get_model_info and /get_server_info) and no /api/*.",
+    "  --context-length is its context limit (default the model's own). See src/emulator/README.md.",
   ].join("\n"),
   flags: {
     listen: {
@@ -129,6 +137,26 @@ export const command: Command = {
     dcgm: { type: "boolean", description: "serve DCGM-exporter-style /metrics (FB total/used/free MiB)" },
     "max-body-bytes": { type: "string", description: "largest request body (default 8388608)", value: "N" },
     seed: { type: "string", description: "seed of probabilistic faults (default 1)", value: "N" },
+    engine: {
+      type: "string",
+      description: "engine to play: ollama, vllm, llamacpp or sglang (default ollama)",
+      value: "ENGINE",
+    },
+    "engine-version": {
+      type: "string",
+      description: "metric names of current or legacy engine releases (default current)",
+      value: "current|legacy",
+    },
+    slots: {
+      type: "string",
+      description: "engine personality: concurrent requests (default vllm 256, sglang 128, llamacpp 4)",
+      value: "N",
+    },
+    "kv-cache-tokens": {
+      type: "string",
+      description: "engine personality: KV-cache tokens (default from VRAM; llamacpp: the context length)",
+      value: "N",
+    },
   },
   async run(flags) {
     const emulator = await import("../../emulator/index.js");
@@ -141,6 +169,8 @@ export const command: Command = {
     }
     if (typeof flags["keep-alive"] === "string") options.keepAlive = flags["keep-alive"];
     if (flags.dcgm === true) options.dcgm = true;
+    if (typeof flags.engine === "string") options.engine = flags.engine;
+    if (typeof flags["engine-version"] === "string") options.engineVersion = flags["engine-version"];
     const modelFlags = list(flags.model);
     if (modelFlags.length > 0) {
       // Flags add to the file's catalog (not to the built-in one) and win on the same name.
@@ -178,10 +208,15 @@ export const command: Command = {
       throw err;
     }
     const c = handle.config;
+    const g = handle.gpu();
     process.stdout.write(
-      `kubemoot-scheduler emulate: listening on ${handle.url} ` +
-        `(VRAM ${c.gpu.vramMiB} MiB, ${c.models.length} models, num_parallel ${c.gpu.numParallel}, ` +
-        `num_ctx ${c.defaultContextLength}, time scale ${c.timeScale})\n`,
+      c.engine === "ollama"
+        ? `kubemoot-scheduler emulate: listening on ${handle.url} ` +
+            `(VRAM ${c.gpu.vramMiB} MiB, ${c.models.length} models, num_parallel ${c.gpu.numParallel}, ` +
+            `num_ctx ${c.defaultContextLength}, time scale ${c.timeScale})\n`
+        : `kubemoot-scheduler emulate: listening on ${handle.url} as ${c.engine} ` +
+            `(${c.models[0]?.name}, VRAM ${g.usedMiB}/${g.vramMiB} MiB, slots ${g.numParallel}, ` +
+            `context ${g.defaultContextLength}, time scale ${c.timeScale})\n`,
     );
     await stopped;
     await handle.close();

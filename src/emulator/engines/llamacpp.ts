@@ -1,0 +1,159 @@
+// llama.cpp's llama-server as the emulator plays it (src/engines/README.md): one model whatever
+// the request names, /health, /props (n_ctx, total_slots), /slots, /metrics in llamacpp: names,
+// /tokenize ({content} → {tokens}) and /apply-template, which renders the chat template so that
+// tokenizing its prompt counts what the chat route counts.
+import type { RequestContext } from "../core.js";
+import { readRequestBody } from "../core.js";
+import { handleOpenAIEmbeddings } from "../embeddings.js";
+import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { parseOpenAIChatRequest } from "../requests.js";
+import type { EngineMetrics } from "./metrics.js";
+import {
+  engineError,
+  engineHandler,
+  type PersonalityContext,
+  personalityChat,
+  personalityCompletions,
+} from "./openai-routes.js";
+import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
+
+type Handler = (ctx: RequestContext) => Promise<void>;
+
+/** What /props reports as build_info per --engine-version. */
+export const LLAMACPP_BUILDS = { current: "b6700-emulated", legacy: "b4500-emulated" } as const;
+
+function optBool(body: Record<string, unknown>, field: string, dflt: boolean): boolean {
+  const v = body[field];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "boolean") throw new HttpError(400, `"${field}" must be a boolean`);
+  return v;
+}
+
+async function tokenize(ctx: RequestContext): Promise<void> {
+  const body = parseJsonBody(await readRequestBody(ctx), "tokenize");
+  if (typeof body.content !== "string") throw new HttpError(400, `"content" must be provided`);
+  const pieces = tokenizePieces(body.content, optBool(body, "parse_special", true));
+  if (optBool(body, "add_special", false)) pieces.unshift("<|bos|>");
+  const ids = tokenIds(pieces);
+  sendJson(ctx.res, 200, {
+    tokens: optBool(body, "with_pieces", false) ? ids.map((id, i) => ({ id, piece: pieces[i] })) : ids,
+  });
+}
+
+async function applyTemplate(ctx: RequestContext): Promise<void> {
+  const body = parseJsonBody(await readRequestBody(ctx), "apply-template");
+  const req = parseOpenAIChatRequest({ ...body, model: "template" });
+  sendJson(ctx.res, 200, { prompt: renderChat(req.messages, req.toolsJson) });
+}
+
+function params(): Record<string, unknown> {
+  return {
+    n_predict: -1,
+    seed: 4294967295,
+    temperature: 0.8,
+    top_k: 40,
+    top_p: 0.95,
+    min_p: 0.05,
+    stream: true,
+  };
+}
+
+function props(pc: PersonalityContext, ctx: RequestContext): void {
+  const { p } = pc;
+  sendJson(ctx.res, 200, {
+    default_generation_settings: {
+      id: 0,
+      id_task: -1,
+      n_ctx: p.gpu.contextLength,
+      speculative: false,
+      is_processing: false,
+      params: params(),
+    },
+    total_slots: p.gpu.slots,
+    model_path: p.spec.name,
+    chat_template:
+      "{% for m in messages %}<|im_start|><|{{ m.role }}|><|sep|>{{ m.content }}<|im_end|>{% endfor %}",
+    modalities: { vision: false, audio: false },
+    build_info: LLAMACPP_BUILDS[p.version],
+    is_sleeping: false,
+  });
+}
+
+function slots(pc: PersonalityContext, ctx: RequestContext): void {
+  const views = pc.gpu.slotViews();
+  const query = new URL(ctx.req.url ?? "/", "http://emulator").searchParams;
+  if (query.get("fail_on_no_slot") === "1" && views.every((s) => s.processing)) {
+    sendJson(ctx.res, 503, engineError(pc.p, 503, "no slot available"));
+    return;
+  }
+  sendJson(
+    ctx.res,
+    200,
+    views.map((s) => ({
+      id: s.id,
+      id_task: s.taskId,
+      n_ctx: pc.p.gpu.contextLength,
+      speculative: false,
+      is_processing: s.processing,
+      params: params(),
+      next_token: {
+        has_next_token: s.processing,
+        has_new_line: false,
+        n_remain: s.remaining,
+        n_decoded: s.decoded,
+      },
+    })),
+  );
+}
+
+function models(pc: PersonalityContext, ctx: RequestContext): void {
+  const { spec } = pc.p;
+  sendJson(ctx.res, 200, {
+    object: "list",
+    data: [
+      {
+        id: spec.name,
+        object: "model",
+        created: Math.floor(ctx.core.startedAt / 1000),
+        owned_by: "llamacpp",
+        meta: {
+          vocab_type: 2,
+          n_vocab: 151_936,
+          n_ctx_train: spec.contextLength,
+          n_embd: 4096,
+          n_params: spec.parameterCount,
+          size: Math.round(spec.weightsMiB * 1024 * 1024),
+        },
+      },
+    ],
+  });
+}
+
+export function llamacppRoutes(
+  pc: PersonalityContext,
+  metrics: EngineMetrics,
+): (method: string, path: string) => Handler | undefined {
+  const h = (fn: Handler) => engineHandler(pc.p, fn);
+  const health = h(async (ctx) => sendJson(ctx.res, 200, { status: "ok" }));
+  const list = h(async (ctx) => models(pc, ctx));
+  const chat = h((ctx) => personalityChat(pc, ctx));
+  const table: Record<string, Handler> = {
+    "GET /health": health,
+    "GET /v1/health": health,
+    "GET /props": h(async (ctx) => props(pc, ctx)),
+    "GET /slots": h(async (ctx) => slots(pc, ctx)),
+    "GET /metrics": h(async (ctx) => {
+      const m = await metrics.render();
+      sendText(ctx.res, 200, m.text, m.contentType);
+    }),
+    "GET /models": list,
+    "GET /v1/models": list,
+    "POST /tokenize": h(tokenize),
+    "POST /apply-template": h(applyTemplate),
+    "POST /chat/completions": chat,
+    "POST /v1/chat/completions": chat,
+    "POST /v1/completions": h((ctx) => personalityCompletions(pc, ctx)),
+    "POST /v1/embeddings": h(handleOpenAIEmbeddings),
+  };
+  return (method, path) => table[`${method === "HEAD" ? "GET" : method} ${path}`];
+}

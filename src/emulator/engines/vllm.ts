@@ -1,0 +1,99 @@
+// vLLM's OpenAI-compatible server as the emulator plays it (src/engines/README.md): one model,
+// /v1/models with max_model_len, /health, /version, /tokenize (prompt or chat messages) and
+// /metrics in vLLM's names.
+import type { RequestContext } from "../core.js";
+import { readRequestBody } from "../core.js";
+import { handleOpenAIEmbeddings } from "../embeddings.js";
+import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { parseOpenAIChatRequest } from "../requests.js";
+import type { EngineMetrics } from "./metrics.js";
+import {
+  engineHandler,
+  type PersonalityContext,
+  personalityChat,
+  personalityCompletions,
+  servedModel,
+} from "./openai-routes.js";
+import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
+
+type Handler = (ctx: RequestContext) => Promise<void>;
+
+/** What GET /version reports per --engine-version. */
+export const VLLM_VERSIONS = { current: "0.10.1", legacy: "0.8.5" } as const;
+
+async function tokenize(pc: PersonalityContext, ctx: RequestContext): Promise<void> {
+  const body = parseJsonBody(await readRequestBody(ctx), "TokenizeRequest");
+  servedModel(pc, body.model);
+  let pieces: string[];
+  if (body.messages !== undefined) {
+    const req = parseOpenAIChatRequest({ ...body, model: pc.p.spec.name });
+    pieces = tokenizePieces(renderChat(req.messages, req.toolsJson, body.add_generation_prompt !== false));
+  } else if (typeof body.prompt === "string") {
+    pieces = tokenizePieces(body.prompt);
+  } else {
+    throw new HttpError(400, "Either `prompt` (a string) or `messages` is required.");
+  }
+  const answer: Record<string, unknown> = {
+    count: pieces.length,
+    max_model_len: pc.p.gpu.contextLength,
+    tokens: tokenIds(pieces),
+  };
+  if (body.return_token_strs === true) answer.token_strs = pieces;
+  sendJson(ctx.res, 200, answer);
+}
+
+function models(pc: PersonalityContext, ctx: RequestContext): void {
+  const created = Math.floor(ctx.core.startedAt / 1000);
+  const id = pc.p.spec.name;
+  sendJson(ctx.res, 200, {
+    object: "list",
+    data: [
+      {
+        id,
+        object: "model",
+        created,
+        owned_by: "vllm",
+        root: id,
+        parent: null,
+        max_model_len: pc.p.gpu.contextLength,
+        permission: [
+          {
+            id: `modelperm-${ctx.core.config.port}`,
+            object: "model_permission",
+            created,
+            allow_create_engine: false,
+            allow_sampling: true,
+            allow_logprobs: true,
+            allow_search_indices: false,
+            allow_view: true,
+            allow_fine_tuning: false,
+            organization: "*",
+            group: null,
+            is_blocking: false,
+          },
+        ],
+      },
+    ],
+  });
+}
+
+export function vllmRoutes(
+  pc: PersonalityContext,
+  metrics: EngineMetrics,
+): (method: string, path: string) => Handler | undefined {
+  const h = (fn: Handler) => engineHandler(pc.p, fn);
+  const table: Record<string, Handler> = {
+    "GET /health": h(async (ctx) => sendText(ctx.res, 200, "")),
+    "GET /version": h(async (ctx) => sendJson(ctx.res, 200, { version: VLLM_VERSIONS[pc.p.version] })),
+    "GET /v1/models": h(async (ctx) => models(pc, ctx)),
+    "GET /metrics": h(async (ctx) => {
+      const m = await metrics.render();
+      sendText(ctx.res, 200, m.text, m.contentType);
+    }),
+    "POST /tokenize": h((ctx) => tokenize(pc, ctx)),
+    "POST /v1/chat/completions": h((ctx) => personalityChat(pc, ctx)),
+    "POST /v1/completions": h((ctx) => personalityCompletions(pc, ctx)),
+    "POST /v1/embeddings": h(handleOpenAIEmbeddings),
+  };
+  return (method, path) => table[`${method === "HEAD" ? "GET" : method} ${path}`];
+}
