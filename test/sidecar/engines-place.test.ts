@@ -1,7 +1,7 @@
 // Placement across engines through the sidecar as a real process (docs/rules/engines.md
 // "Placement"): a real nats-server, two provider states written directly — an Ollama emulator,
-// and a provider with `engine: "vllm"` whose endpoint is another emulator behind a recording
-// forwarder — and Place/Commit over gRPC with @grpc/grpc-js (not our server's library). The
+// and a provider with `engine: "vllm"` whose endpoint is the emulator's vLLM personality behind a
+// recording forwarder — and Place/Commit over gRPC with @grpc/grpc-js (not our server's library). The
 // vLLM provider is taken warm for the model it serves, never for another, and never gets a
 // request from the sidecar: no load, no unload, no keep-alive.
 import { createServer, request, type Server } from "node:http";
@@ -122,7 +122,13 @@ beforeAll(async () => {
     timeScale: 0.01,
   };
   ollama = await startEmulator(emu);
-  behindVllm = await startEmulator(emu);
+  // The emulator's vLLM personality (engines-emulator): OpenAI routes only, one served model.
+  behindVllm = await startEmulator({
+    listen: "127.0.0.1:0",
+    engine: "vllm",
+    models: { [VL]: 4863 },
+    timeScale: 0.01,
+  });
   recorder = await startRecorder(new URL(behindVllm.url));
   recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
   sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "crew/a1", "--proxy-listen", ""]);
@@ -205,5 +211,13 @@ describe("placement across an Ollama card and a vLLM server", () => {
   it("the vLLM server never received a request from the sidecar", () => {
     // ... and nothing at all reached the vLLM server: no /api/generate load, unload or keep-alive.
     expect(seenAtVllm).toEqual([]);
+  });
+
+  it("the recording hop works: a request through it reaches the vLLM personality and is seen", async () => {
+    const res = await fetch(`${recorderUrl}/v1/models`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { id: string }[] };
+    expect(body.data).toHaveLength(1); // the one model it serves
+    expect(seenAtVllm).toEqual(["GET /v1/models"]);
   });
 });
