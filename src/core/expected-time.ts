@@ -4,6 +4,7 @@
 // rate per provider) and the defaults before it has measured anything.
 import { DEFAULT_CALL_TIME_S, LOAD_MIB_PER_S, UNLOAD_S } from "./constants.js";
 import { expectedReloads, type ModelDemand } from "./demand.js";
+import { fixedWaitS } from "./fixed-engine.js";
 import { queueWaitS } from "./queue-or-unload.js";
 import { oldestClaimedMs, type ProviderView, type SnapshotIndex } from "./snapshot.js";
 
@@ -29,8 +30,13 @@ export function loadS(ix: SnapshotIndex, v: ProviderView, footprintMiB: number):
   return Math.max(0, footprintMiB) / rate;
 }
 
-/** Seconds until a slot of `model`'s copy on `v` frees (0 with a free slot). */
+/**
+ * Seconds until a slot of `model`'s copy on `v` frees (0 with a free slot). On a fixed-model
+ * engine: until it can start one more request, from its requests ahead and its capacity
+ * (docs/rules/engines.md "Placement").
+ */
 export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  if (v.fixed) return fixedWaitS(v.ahead, v.capacity, serviceS(ix, v, model));
   const mt = v.byModel.get(model);
   return queueWaitS({
     tickets: mt?.count ?? 0,

@@ -9,11 +9,13 @@ import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.j
 import { holds } from "./context-fit.js";
 import { costOf } from "./cost.js";
 import { roomNeeded, vramVerdict } from "./feasibility.js";
+import { fixedWaitS } from "./fixed-engine.js";
 import { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "./queue-or-unload.js";
 import { compareRanked, type Ranked } from "./ranking.js";
 import { classifyRefusal, gpuBusyMessage, noCandidateMessage, type RefusalReason } from "./refusal.js";
 import {
   contextAt,
+  hasFreeSlot,
   indexSnapshot,
   lists,
   oldestClaimedMs,
@@ -144,16 +146,18 @@ function costAt(
   bias: Bias,
 ): number {
   const extra = bias === undefined ? 0 : bias(v.name, model);
+  // A fixed-model engine's contention is its requests ahead against what it runs at once, and
+  // its VRAM is not ours to fit (docs/rules/engines.md "Placement").
   return (
     costOf(
       {
-        active: v.active,
-        maxParallel: v.slots,
+        active: v.fixed ? v.ahead : v.active,
+        maxParallel: v.fixed ? v.capacity : v.slots,
         successRate: successRateValue(v.successByModel?.get(model)),
         publishedResidentMiB: v.publishedSum,
         usableMiB: v.usable,
         freeMiB: v.free,
-        footprintMiB: F,
+        footprintMiB: v.fixed ? 0 : F,
         warm,
       },
       ix.options.weights,
@@ -194,17 +198,14 @@ function claim(o: Option, cold: boolean, step: PlanStep): ClaimDecision {
     endpoint: o.view.state.endpoint ?? "",
     model: o.model,
     cold,
-    footprintMiB: o.footprintMiB,
+    // A fixed-model engine's ticket holds a slot, no VRAM (docs/rules/engines.md "Placement").
+    footprintMiB: o.view.fixed ? 0 : o.footprintMiB,
     contextLength: o.contextLength ?? 0,
     loading: o.view.loading.has(o.model),
     evicts: {},
     step,
     cost: o.cost,
   };
-}
-
-function hasFreeSlot(v: ProviderView, model: string): boolean {
-  return (v.byModel.get(model)?.count ?? 0) < v.slots;
 }
 
 /** Best eligible warm copy of `model` (optionally: with a free slot) whose context holds the prompt. */
@@ -270,12 +271,15 @@ function bestQueue(
     for (const v of ix.warmAt.get(c.model) ?? []) {
       if (v.ineligible !== undefined || !holds(contextAt(v, c.model), prompt)) continue;
       const mt = v.byModel.get(c.model);
-      const waitS = queueWaitS({
-        tickets: mt?.count ?? 0,
-        slots: v.slots,
-        oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
-        callTimeS: callTimeS(v.latencyEmaMs, ix.options.defaultCallTimeS),
-      });
+      const callS = callTimeS(v.latencyEmaMs, ix.options.defaultCallTimeS);
+      const waitS = v.fixed
+        ? fixedWaitS(v.ahead, v.capacity, callS)
+        : queueWaitS({
+            tickets: mt?.count ?? 0,
+            slots: v.slots,
+            oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
+            callTimeS: callS,
+          });
       // Ties keep the earlier candidate (acceptable order), then the lower provider name.
       if (
         top === undefined ||

@@ -6,6 +6,8 @@ import { DEFAULT_CALL_TIME_S, MAX_VICTIMS_CONSIDERED, PROVIDER_STALE_MS } from "
 import { type CostWeights, DEFAULT_COST_WEIGHTS } from "./cost.js";
 import type { ModelDemand } from "./demand.js";
 import { type IneligibleReason, ineligibility } from "./eligibility.js";
+import { isFixedModelEngine } from "./engines.js";
+import { fixedCapacity, fixedLoad } from "./fixed-engine.js";
 import { parseIsoMs } from "./iso-time.js";
 import { type Occupancy, occupancyFrom } from "./occupancy.js";
 import type { ProviderState, Residency, Ticket } from "./shapes.js";
@@ -99,6 +101,15 @@ export interface ProviderView {
   readonly usable: number;
   /** Parallel slots per model, at least 1. */
   readonly slots: number;
+  /**
+   * A fixed-model engine (docs/rules/engines.md "Placement"): warm for the models it serves and
+   * nothing else, its VRAM its own business (no usable room, no residents to unload).
+   */
+  readonly fixed: boolean;
+  /** Fixed engines: requests ahead of a new call (running + waiting, ours since the probe). */
+  readonly ahead: number;
+  /** Fixed engines: requests it runs at once (its slots, fewer when the KV cache is full). */
+  readonly capacity: number;
   /** Models the engine keeps loaded at once; 0 = no known limit. */
   readonly maxLoaded: number;
   /** Resident models (published footprint or overlay, the larger), MiB. */
@@ -142,6 +153,16 @@ export interface ProviderView {
 /** Whether the provider has the model (on disk, resident or loading), or may have it. */
 export function lists(v: ProviderView, model: string): boolean {
   return v.catalog === undefined || v.catalog.has(model);
+}
+
+/**
+ * Whether a copy of `model` on `v` can start a call now: fewer of our tickets on it than its
+ * slots; on a fixed-model engine, fewer requests ahead than it runs at once
+ * (docs/rules/engines.md "Placement").
+ */
+export function hasFreeSlot(v: ProviderView, model: string): boolean {
+  if (v.fixed) return v.ahead < v.capacity;
+  return (v.byModel.get(model)?.count ?? 0) < v.slots;
 }
 
 /**
@@ -234,9 +255,11 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     const health = snap.health?.get(name);
     const ineligible = ineligibility(state, health?.circuit, nowMs, opts.staleMs, snap.suspects?.get(name));
 
+    const fixed = isFixedModelEngine(state.engine);
     const resident = new Map<string, number>();
     let publishedSum = 0;
-    const published = state.loadedModelFootprintsMiB ?? {};
+    // A fixed engine's published sizes are its preallocation, no model's occupancy: never read.
+    const published: Record<string, number> = fixed ? {} : (state.loadedModelFootprintsMiB ?? {});
     for (const model in published) {
       const mib = pos(published[model]);
       publishedSum += mib;
@@ -246,7 +269,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     for (const model of state.loadedModels ?? []) if (!resident.has(model)) resident.set(model, 0);
     let since: Map<string, number> | undefined;
     let loadedIn: Map<string, number> | undefined;
-    for (const r of overlaysBy.get(name) ?? []) {
+    for (const r of fixed ? [] : (overlaysBy.get(name) ?? [])) {
       if (!overlayCurrent(state, r)) continue;
       resident.set(r.modelName, Math.max(resident.get(r.modelName) ?? 0, pos(r.modelFootprintMiB)));
       const at = pos(r.writtenAt);
@@ -278,13 +301,14 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
         mt.count++;
         mt.claimedAt.push(t.claimedAt);
       }
-      // Same rule as vram.ts isInFlightLoad: a ticket on a non-resident model is a load in flight.
-      if (!resident.has(t.modelName)) {
+      // Same rule as vram.ts isInFlightLoad: a ticket on a non-resident model is a load in flight
+      // (a fixed engine loads nothing: such a ticket only waits to end).
+      if (!fixed && !resident.has(t.modelName)) {
         loading ??= new Map();
         loading.set(t.modelName, Math.max(loading.get(t.modelName) ?? 0, pos(t.modelFootprintMiB)));
       }
       const evicts = t.evicts;
-      if (evicts !== undefined && evicts !== null) {
+      if (!fixed && evicts !== undefined && evicts !== null) {
         for (const v in evicts) {
           if (!resident.has(v)) continue;
           victims ??= new Set();
@@ -309,9 +333,10 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     }
     const configured = pos(state.contextLength);
 
-    let catalog: Set<string> | undefined;
+    // A fixed engine can run exactly what it serves.
+    let catalog: Set<string> | undefined = fixed ? new Set(resident.keys()) : undefined;
     const onDisk = state.availableModelFootprintsMiB;
-    if (onDisk !== undefined && onDisk !== null) {
+    if (!fixed && onDisk !== undefined && onDisk !== null) {
       for (const model in onDisk) {
         catalog ??= new Set(resident.keys());
         catalog.add(model);
@@ -320,15 +345,19 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     if (catalog !== undefined && loading !== undefined)
       for (const model of loading.keys()) catalog.add(model);
 
-    const usable = usableMiB(state.totalVramMiB);
+    const usable = fixed ? 0 : usableMiB(state.totalVramMiB);
+    const slots = Math.max(1, Math.floor(pos(state.maxParallel)));
     const view: ProviderView = {
       name,
       state,
       ineligible,
-      totalKnown: pos(state.totalVramMiB) > 0,
+      totalKnown: !fixed && pos(state.totalVramMiB) > 0,
       usable,
-      slots: Math.max(1, Math.floor(pos(state.maxParallel))),
-      maxLoaded: Math.floor(pos(state.maxLoadedModels)),
+      slots,
+      fixed,
+      ahead: fixed ? fixedLoad(state, tickets) : tickets.length,
+      capacity: fixed ? fixedCapacity(slots, state.activeCount, state.kvCacheUsage) : slots,
+      maxLoaded: fixed ? 0 : Math.floor(pos(state.maxLoadedModels)),
       resident,
       residentSum,
       publishedSum,
@@ -369,7 +398,8 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       let disk = 0;
       if (seen <= 0 && !(pos(declared) > 0)) {
         // Only now is the on-disk size needed: one scan of the fresh providers' /api/tags.
-        for (const v of fresh) disk = Math.max(disk, pos(v.state.availableModelFootprintsMiB?.[model]));
+        for (const v of fresh)
+          if (!v.fixed) disk = Math.max(disk, pos(v.state.availableModelFootprintsMiB?.[model]));
       }
       o = occupancyFrom(model, seen, declared, disk);
       occCache.set(model, o);

@@ -13,7 +13,7 @@ import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } fr
 import { roomNeeded, vramVerdict } from "./feasibility.js";
 import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
 import { gpuBusyMessage } from "./refusal.js";
-import { contextAt, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 /** What the time policy is asked. */
@@ -106,7 +106,7 @@ function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: bo
   const F = footprint(ix, model);
   for (const v of ix.warmAt.get(model) ?? []) {
     if (v.ineligible !== undefined || !holds(contextAt(v, model), prompt)) continue;
-    if ((v.byModel.get(model)?.count ?? 0) >= v.slots) continue;
+    if (!hasFreeSlot(v, model)) continue;
     // A draining copy still serves calls that cannot wait: they never queue.
     if (mayQueue && drains(ix, v, model)) continue;
     const seconds = (v.loading.has(model) ? loadLeftS(ix, v, model) : 0) + serviceS(ix, v, model);
@@ -214,7 +214,8 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
     model: p.model,
     cold: p.kind === "cold" || p.kind === "unload",
     loading: p.view.loading.has(p.model),
-    footprintMiB: p.footprintMiB,
+    // A fixed-model engine's ticket holds a slot, no VRAM (docs/rules/engines.md "Placement").
+    footprintMiB: p.view.fixed ? 0 : p.footprintMiB,
     contextLength: contextAt(p.view, p.model) ?? 0,
     evicts,
     step,

@@ -23,6 +23,7 @@ export function idleResidents(
   demand: ReadonlyMap<string, ModelDemand>,
 ): VictimCandidate[] {
   const out: VictimCandidate[] = [];
+  if (v.fixed) return out; // a fixed-model engine unloads nothing (docs/rules/engines.md "Placement")
   for (const [model, mib] of v.resident) {
     if (model === requestedModel || v.byModel.has(model) || v.plannedVictims.has(model)) continue;
     out.push({ model, footprintMiB: mib, demand: demand.get(model) });

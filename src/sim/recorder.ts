@@ -1,7 +1,6 @@
 // What a simulated run keeps and reports: every call's record, loads and unloads as the GPUs
 // saw them, each decision's measured cost, and the metrics computed from them at the end.
 import type { RefusalReason } from "../core/index.js";
-import type { SimOllama } from "./ollama.js";
 import { mean, percentileSorted, round } from "./stats.js";
 import type {
   CallRecord,
@@ -78,7 +77,7 @@ export class Recorder {
     scenario: string,
     policy: PolicyName,
     seed: number,
-    gpus: readonly SimOllama[],
+    gpus: readonly { busyMs(): number }[],
     events: number,
   ): SimResult {
     const done = this.calls.filter((c) => c.outcome === "done");

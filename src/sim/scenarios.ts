@@ -8,6 +8,18 @@ export interface ScenarioGpu {
   name: string;
   /** Total VRAM as probed (MiB). */
   vramMiB: number;
+  /**
+   * A fixed-model engine on this card instead of Ollama (src/sim/fixed-engine.ts): it serves
+   * `serves` only, runs up to `slots` requests at once while their prompts fit `kvTokens`, each
+   * slowed by `slowdown` per other request running.
+   */
+  fixed?: {
+    engine: "vllm" | "llamacpp" | "sglang";
+    serves: string[];
+    slots: number;
+    kvTokens: number;
+    slowdown: number;
+  };
 }
 
 export interface ScenarioModel {
@@ -366,7 +378,83 @@ export function scale(): Scenario {
   };
 }
 
-export const SCENARIOS: Record<string, () => Scenario> = { homelab, lab, scale };
+// ── mixed ────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * A mixed fleet (docs/rules/engines.md "Placement"): an RTX 4090 running Ollama (one slot;
+ * qwen3 8b and 14b, both fit at once) beside an L40S running vLLM that serves Qwen/Qwen3-14B
+ * (16 sequences at once, a 98304-token KV cache, each request slowed 10% per other one running).
+ * Two crews whose candidate lists name both engines: coordinators prefer the Ollama 14b with the
+ * vLLM 14b as alternate, toolers the Ollama 8b with the vLLM 14b, analysts the vLLM 14b with the
+ * Ollama 14b. A call is the same work on either engine (10 s for a 14b alone). Rate: 60
+ * discussions an hour for two hours: the Ollama card alone would be busy ~2/3 of the time with
+ * the work that prefers it, with queues at the bursts.
+ */
+export function mixed(): Scenario {
+  const VLLM_14B = "Qwen/Qwen3-14B";
+  const models: ScenarioModel[] = [
+    { name: "qwen3:14b", footprintMiB: 12224, serviceMeanS: 10 },
+    { name: "qwen3:8b", footprintMiB: 5979, serviceMeanS: 5 },
+    // Served by the vLLM engine only (its VRAM is its own: the footprint is never used).
+    { name: VLLM_14B, footprintMiB: 0, serviceMeanS: 10 },
+  ];
+  const agents: ScenarioAgent[] = [];
+  const crews: ScenarioCrew[] = [];
+  for (const crew of ["alpha", "beta"]) {
+    const ids: string[] = [];
+    const add = (name: string, role: Role, candidates: Candidate[]) => {
+      const id = `${crew}/${name}`;
+      agents.push({ id, crew, role, candidates });
+      ids.push(id);
+    };
+    add("coordinator", "coordinator", [
+      { model: "qwen3:14b", score: 90 },
+      { model: VLLM_14B, score: 88 },
+    ]);
+    for (let i = 1; i <= 4; i++) {
+      add(`tooler-${i}`, "tooler", [
+        { model: "qwen3:8b", score: 80 },
+        { model: VLLM_14B, score: 76 },
+      ]);
+    }
+    for (let i = 1; i <= 2; i++) {
+      add(`analyst-${i}`, "analyst", [
+        { model: VLLM_14B, score: 85 },
+        { model: "qwen3:14b", score: 83 },
+      ]);
+    }
+    crews.push({ name: crew, agents: ids });
+  }
+  return {
+    name: "mixed",
+    description: "RTX 4090 on Ollama (1 slot) + L40S on vLLM (Qwen3-14B, 16 seqs); 2 crews of 7",
+    gpus: [
+      { name: "ollama-4090", vramMiB: 24563 },
+      {
+        name: "vllm-l40s",
+        vramMiB: 46068,
+        fixed: { engine: "vllm", serves: [VLLM_14B], slots: 16, kvTokens: 98304, slowdown: 0.1 },
+      },
+    ],
+    numParallel: 1,
+    contextLength: 8192,
+    models,
+    agents,
+    crews,
+    discussionsPerHour: 60,
+    arrivalWindowS: 2 * 3600,
+    selectProbability: 0.5,
+    callsMin: 1,
+    callsMax: 3,
+    thinkMeanS: 3,
+    serviceSigma: 0.5,
+    promptTokensMin: 500,
+    promptTokensMax: 6000,
+    tolerance: 10,
+  };
+}
+
+export const SCENARIOS: Record<string, () => Scenario> = { homelab, lab, scale, mixed };
 
 export function scenarioByName(name: string): Scenario {
   const make = SCENARIOS[name];

@@ -5,6 +5,7 @@ import { GPU_WAIT_LIMIT_S, inTolerance, type RefusalReason } from "../core/index
 import type { JobResult } from "../emulator/index.js";
 import { Rng } from "../prng/index.js";
 import { EventLoop } from "./events.js";
+import { SimFixedEngine } from "./fixed-engine.js";
 import { modelWithFootprint, SimOllama } from "./ollama.js";
 import { Recorder } from "./recorder.js";
 import type { Scenario, ScenarioModel } from "./scenarios.js";
@@ -31,8 +32,12 @@ export interface SimPolicy {
 export class World {
   readonly sc: Scenario;
   readonly loop = new EventLoop();
+  /** The Ollama cards. */
   readonly gpus: SimOllama[] = [];
   readonly gpuByName = new Map<string, SimOllama>();
+  /** The fixed-model engines (a mixed fleet), in scenario order. */
+  readonly engines: SimFixedEngine[] = [];
+  readonly engineByName = new Map<string, SimFixedEngine>();
   readonly models: Map<string, ScenarioModel>;
   readonly recorder: Recorder;
   readonly rng: Rng;
@@ -50,10 +55,23 @@ export class World {
     );
     this.rng = new Rng(o.seed).fork(`${this.sc.name}/policy/${o.policy}`);
     this.models = new Map(this.sc.models.map((m) => [m.name, m]));
-    const catalog = this.sc.models.map((m) =>
-      modelWithFootprint(m.name, m.footprintMiB, this.sc.contextLength, this.sc.numParallel),
-    );
+    // A model a fixed-model engine serves is that engine's own: no Ollama card has it on disk.
+    const engineModels = new Set(this.sc.gpus.flatMap((g) => g.fixed?.serves ?? []));
+    const catalog = this.sc.models
+      .filter((m) => !engineModels.has(m.name))
+      .map((m) => modelWithFootprint(m.name, m.footprintMiB, this.sc.contextLength, this.sc.numParallel));
     for (const g of this.sc.gpus) {
+      if (g.fixed !== undefined) {
+        const e = new SimFixedEngine(this.loop, {
+          name: g.name,
+          ...g.fixed,
+          contextLength: this.sc.contextLength,
+          vramMiB: g.vramMiB,
+        });
+        this.engines.push(e);
+        this.engineByName.set(g.name, e);
+        continue;
+      }
       const gpu = new SimOllama(
         this.loop,
         {
@@ -107,7 +125,13 @@ export class World {
     // Runs until every call has finished (a safety horizon guards against a run that never drains).
     const horizon = this.sc.arrivalWindowS * 1000 * 50;
     this.loop.run(horizon);
-    return this.recorder.result(this.sc.name, this.o.policy, this.o.seed, this.gpus, this.loop.processed);
+    return this.recorder.result(
+      this.sc.name,
+      this.o.policy,
+      this.o.seed,
+      [...this.gpus, ...this.engines],
+      this.loop.processed,
+    );
   }
 
   /** Service time of the call on `model` (ms). */
@@ -119,24 +143,24 @@ export class World {
   /** Runs the call on `gpu`; `ended` runs first when it finishes (with its result) or fails. */
   runCall(
     call: CallState,
-    gpu: SimOllama,
+    gpu: SimOllama | SimFixedEngine,
     model: string,
     ended: (ok: boolean, result?: JobResult) => void,
   ): void {
     call.record.model = model;
     call.record.provider = gpu.name;
-    gpu.run(
-      model,
-      this.serviceMs(call, model),
-      (r) => {
-        ended(true, r);
-        this.completed(call, r);
-      },
-      () => {
-        ended(false);
-        this.failed(call);
-      },
-    );
+    const done = (r: JobResult) => {
+      ended(true, r);
+      this.completed(call, r);
+    };
+    const failed = () => {
+      ended(false);
+      this.failed(call);
+    };
+    const ms = this.serviceMs(call, model);
+    if (gpu instanceof SimFixedEngine)
+      gpu.run(model, ms, done, failed, call.turn.turn.calls[call.index]!.promptTokens);
+    else gpu.run(model, ms, done, failed);
   }
 
   /** The agent stands aside from the discussion: its remaining calls are never made. */

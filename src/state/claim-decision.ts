@@ -1,6 +1,7 @@
 // The pure part of a claim: does one more ticket fit the provider's budget as the claim sees
 // it? The budget rule itself is core's claimFits (docs/rules/state.md §5); this
 // adds the eviction rule: a plan is refused when one of its victims picked up work.
+import { isFixedModelEngine } from "../core/engines.js";
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
 import { budgetView, claimFits, residentModels, ticketLive } from "../core/vram.js";
 
@@ -27,6 +28,13 @@ export function decideClaim(
   for (const victim of Object.keys(claim.evicts ?? {})) {
     const busy = view.tickets.some((t) => t.modelName === victim && ticketLive(t, liveNowMs));
     if (busy) return { ok: false, reason: "victim-busy", victim };
+  }
+  // A fixed-model engine's VRAM is its own (preallocated): a ticket there takes a slot, never
+  // room, and it can only serve what it was started with (docs/rules/engines.md "Placement").
+  if (isFixedModelEngine(view.state.engine)) {
+    return (view.state.loadedModels ?? []).includes(claim.modelName)
+      ? { ok: true, coldLoad: false }
+      : { ok: false, reason: "no-room" };
   }
   if (!claimFits(view.state, view.tickets, view.residencies, claim, liveNowMs)) {
     return { ok: false, reason: "no-room" };

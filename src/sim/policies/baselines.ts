@@ -1,7 +1,8 @@
 // The policies ours is compared with. Each sends the preferred model only and leaves queueing
-// and eviction to Ollama: static (reconcile-time binding), round-robin, least-busy (fewest
+// and eviction to Ollama (or to the fixed-model engine that serves the model): static (reconcile-time binding), round-robin, least-busy (fewest
 // calls in flight) and random.
 import { usableMiB } from "../../core/index.js";
+import type { SimFixedEngine } from "../fixed-engine.js";
 import type { SimOllama } from "../ollama.js";
 import type { ScenarioAgent } from "../scenarios.js";
 import type { CallState, PolicyName } from "../types.js";
@@ -16,7 +17,7 @@ export class BaselinePolicy implements SimPolicy {
     private readonly w: World,
     private readonly name: Exclude<PolicyName, "ours" | "kubemoot">,
   ) {
-    for (const g of w.gpus) this.inFlight.set(g.name, 0);
+    for (const g of [...w.gpus, ...w.engines]) this.inFlight.set(g.name, 0);
   }
 
   start(): void {
@@ -44,10 +45,14 @@ export class BaselinePolicy implements SimPolicy {
     });
   }
 
-  /** Providers whose usable VRAM could ever hold the model, in scenario order. */
-  private holders(model: string): SimOllama[] {
+  /**
+   * Providers that could ever serve the model, in scenario order: Ollama cards that have it and
+   * whose usable VRAM could hold it, then the fixed-model engines that serve it.
+   */
+  private holders(model: string): Array<SimOllama | SimFixedEngine> {
     const F = this.w.models.get(model)?.footprintMiB ?? Number.POSITIVE_INFINITY;
-    return this.w.gpus.filter((g) => usableMiB(g.config.vramMiB) >= F);
+    const cards = this.w.gpus.filter((g) => g.catalog.has(model) && usableMiB(g.config.vramMiB) >= F);
+    return [...cards, ...this.w.engines.filter((e) => e.serves(model))];
   }
 
   /**
@@ -63,7 +68,13 @@ export class BaselinePolicy implements SimPolicy {
     for (const agent of this.w.sc.agents) {
       const model = agent.candidates[0]!.model;
       const F = this.w.models.get(model)?.footprintMiB ?? 0;
-      const holders = this.holders(model);
+      // A model a fixed-model engine serves is bound there (its VRAM is the engine's own).
+      const engines = this.w.engines.filter((e) => e.serves(model));
+      if (engines.length > 0) {
+        this.staticBinding.set(agent.id, engines[rr++ % engines.length]!.name);
+        continue;
+      }
+      const holders = this.w.gpus.filter((g) => g.catalog.has(model) && usableMiB(g.config.vramMiB) >= F);
       if (holders.length === 0) continue;
       const fits = (g: SimOllama) => boundModels.get(g.name)!.has(model) || free.get(g.name)! >= F;
       const pool = holders.some(fits) ? holders.filter(fits) : holders;
@@ -80,11 +91,11 @@ export class BaselinePolicy implements SimPolicy {
     }
   }
 
-  private pick(agent: ScenarioAgent, model: string): SimOllama | undefined {
+  private pick(agent: ScenarioAgent, model: string): SimOllama | SimFixedEngine | undefined {
     switch (this.name) {
       case "static": {
         const name = this.staticBinding.get(agent.id);
-        return name === undefined ? undefined : this.w.gpuByName.get(name);
+        return name === undefined ? undefined : (this.w.gpuByName.get(name) ?? this.w.engineByName.get(name));
       }
       case "round-robin": {
         const hs = this.holders(model);
@@ -94,7 +105,7 @@ export class BaselinePolicy implements SimPolicy {
         return hs[i % hs.length];
       }
       case "least-busy": {
-        let best: SimOllama | undefined;
+        let best: SimOllama | SimFixedEngine | undefined;
         for (const g of this.holders(model)) {
           if (best === undefined || this.inFlight.get(g.name)! < this.inFlight.get(best.name)!) best = g;
         }

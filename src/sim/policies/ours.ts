@@ -23,6 +23,7 @@ import {
   type SnapshotIndex,
 } from "../../core/index.js";
 import type { JobResult } from "../../emulator/index.js";
+import { SimFixedEngine } from "../fixed-engine.js";
 import type { SimOllama } from "../ollama.js";
 import { type CallState, type CopyInfo, type DecisionRecord, EPOCH_MS, type TurnState } from "../types.js";
 import type { SimPolicy, World } from "../world.js";
@@ -58,10 +59,11 @@ export class OursPolicy implements SimPolicy {
   }
 
   start(): void {
-    this.w.gpus.forEach((g, i) => {
+    const all = [...this.w.gpus, ...this.w.engines];
+    all.forEach((g, i) => {
       this.probe(g);
       if (this.probeMs > 0) {
-        const phase = Math.round((this.probeMs * (i + 1)) / (this.w.gpus.length + 1));
+        const phase = Math.round((this.probeMs * (i + 1)) / (all.length + 1));
         this.scheduleProbe(g, phase);
       }
     });
@@ -181,9 +183,11 @@ export class OursPolicy implements SimPolicy {
   ): void {
     const ticket = this.state.addTicket(call.turn.agent.id, provider, model, footprintMiB, coldLoad, evicts);
     this.held.set(call.id, { ticketId: ticket.ticketId, claimedAtMs: this.w.loop.now });
-    const gpu = this.w.gpuByName.get(provider)!;
+    const gpu = this.w.gpuByName.get(provider) ?? this.w.engineByName.get(provider)!;
     // Claim first, then release: the victims go once the ticket holds the room.
     for (const victim of Object.keys(evicts)) {
+      if (gpu instanceof SimFixedEngine)
+        throw new Error(`sim: an unload planned on ${provider}, a fixed-model engine`);
       gpu.unload(victim);
       this.state.dropOverlay(provider, victim);
     }
@@ -215,14 +219,15 @@ export class OursPolicy implements SimPolicy {
       coldLoad: r?.coldLoad ?? false,
     });
     if (ok) {
-      this.state.writeOverlay(provider, model, footprintMiB);
+      // The sidecar writes an overlay after a call that loaded; a fixed engine loads nothing.
+      if (!this.w.engineByName.has(provider)) this.state.writeOverlay(provider, model, footprintMiB);
       this.state.recordUse(model, agent, Math.max(0, latencyMs - loadMs));
     }
   }
 
   // ── the publisher ─────────────────────────────────────────────────────────────────────────
 
-  private scheduleProbe(g: SimOllama, at: number): void {
+  private scheduleProbe(g: SimOllama | SimFixedEngine, at: number): void {
     this.w.loop.at(at, () => {
       this.probe(g);
       // Only while traffic remains: the run ends when the loop runs dry.
@@ -230,8 +235,43 @@ export class OursPolicy implements SimPolicy {
     });
   }
 
+  /**
+   * Probes a fixed-model engine's metrics and publishes its provider state as the contract reads
+   * (docs/rules/engines.md): what it serves, its slots, running and waiting requests, KV usage.
+   */
+  private probeEngine(e: SimFixedEngine): void {
+    const contexts: Record<string, number> = {};
+    for (const m of e.config.serves) contexts[m] = e.config.contextLength;
+    const state: ProviderState = {
+      name: e.name,
+      endpoint: `http://${e.name}:8000`,
+      engine: e.config.engine,
+      maxParallel: e.config.slots,
+      activeCount: e.active,
+      queueDepth: e.queued,
+      loadedModels: [...e.config.serves],
+      ready: true,
+      lastProbedAt: new Date(EPOCH_MS + this.w.loop.now).toISOString(),
+      totalVramMiB: e.config.vramMiB,
+      loadedModelFootprintsMiB: {},
+      availableModelFootprintsMiB: {},
+      contextLength: e.config.contextLength,
+      loadedModelContextLengths: contexts,
+      kvCacheUsage: e.kvUsage,
+    };
+    this.state.publish(state, this.providerOrder(), false);
+  }
+
+  private providerOrder(): string[] {
+    return [...this.w.gpus.map((x) => x.name), ...this.w.engines.map((x) => x.name)];
+  }
+
   /** Probes one GPU's /api/ps and publishes its provider state (as the operator would). */
-  private probe(g: SimOllama): void {
+  private probe(g: SimOllama | SimFixedEngine): void {
+    if (g instanceof SimFixedEngine) {
+      this.probeEngine(g);
+      return;
+    }
     const loadedModels: string[] = [];
     const footprints: Record<string, number> = {};
     const contexts: Record<string, number> = {};
@@ -260,11 +300,7 @@ export class OursPolicy implements SimPolicy {
       loadedModelContextLengths: contexts,
     };
     if (this.w.o.publishMaxLoadedModels ?? true) state.maxLoadedModels = g.config.maxLoadedModels;
-    this.state.publish(
-      state,
-      this.w.gpus.map((x) => x.name),
-      this.w.o.overlaySupersededByProbe ?? false,
-    );
+    this.state.publish(state, this.providerOrder(), this.w.o.overlaySupersededByProbe ?? false);
   }
 
   // ── records ───────────────────────────────────────────────────────────────────────────────
