@@ -87,15 +87,32 @@ describe("what the operator writes", () => {
     expect(Object.keys(doc)).toEqual(["agents", "events"]);
     const entry = doc.agents["crew/a"]!;
     expect(Object.keys(entry)).toEqual(["mulling", "triage", "candidates", "unschedulable"]);
-    expect(Object.keys(entry.mulling!)).toEqual(["model", "modelRef", "provider", "endpoint", "score"]);
+    expect(Object.keys(entry.mulling!)).toEqual([
+      "model",
+      "modelRef",
+      "provider",
+      "endpoint",
+      "engine",
+      "score",
+    ]);
     expect(Object.keys(entry.candidates)).toEqual(["mulling", "triage"]);
     expect(entry.mulling).toEqual({
       model: "qwen3:14b",
       modelRef: "qwen3-14b",
       provider: "gpu-a",
       endpoint: "http://ollama-a:11434",
+      engine: "ollama",
       score: 60 + 100, // medium at 0.3 + mulling weight; unknown VRAM: capacity 0
     });
+  });
+
+  it("names the engine of the provider each phase is bound to", () => {
+    const mixed = {
+      ...s,
+      providers: s.providers.map((p) => ({ ...p, spec: { ...p.spec, engine: "vllm" as const } })),
+    };
+    const doc = toDryRun(run(mixed));
+    expect(doc.agents["crew/a"]!.mulling).toMatchObject({ provider: "gpu-a", engine: "vllm" });
   });
 });
 

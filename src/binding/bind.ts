@@ -5,6 +5,7 @@
 // Agents are bound one at a time, coordinators first, then by namespace/name, each phase in
 // code order (mulling, then triage), so that the load term can count the agents already bound
 // to a provider in a phase and topology spread can see the agent's earlier phases.
+import { DEFAULT_ENGINE } from "../core/engines.js";
 import { invalidArgument } from "../errors/index.js";
 import { archetypeIndex, BOUND_PHASES, type BoundPhase } from "./archetypes.js";
 import { candidateList } from "./candidates.js";
@@ -233,6 +234,7 @@ function phaseBinding(pick: ScoredPair): PhaseBinding {
     modelRef: pick.model.name,
     provider: pick.provider.name,
     endpoint: pick.provider.spec.endpoint,
+    engine: pick.provider.spec.engine ?? DEFAULT_ENGINE,
     score: pick.score,
     ...(pick.model.namespace !== undefined ? { modelNamespace: pick.model.namespace } : {}),
     ...(pick.provider.namespace !== undefined ? { providerNamespace: pick.provider.namespace } : {}),

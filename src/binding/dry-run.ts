@@ -8,6 +8,8 @@ export interface DryRunPhase {
   modelRef: string;
   provider: string;
   endpoint: string;
+  /** The bound provider's engine. */
+  engine: string;
   score: number;
 }
 
@@ -24,7 +26,14 @@ export interface DryRunOutput {
 }
 
 function phase(b: PhaseBinding): DryRunPhase {
-  return { model: b.model, modelRef: b.modelRef, provider: b.provider, endpoint: b.endpoint, score: b.score };
+  return {
+    model: b.model,
+    modelRef: b.modelRef,
+    provider: b.provider,
+    endpoint: b.endpoint,
+    engine: b.engine,
+    score: b.score,
+  };
 }
 
 export function toDryRun(result: BindResult): DryRunOutput {

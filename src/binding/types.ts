@@ -196,6 +196,8 @@ export interface Candidate {
 export interface PhaseBinding extends PhaseAssignment {
   modelRef: string;
   score: number;
+  /** The bound provider's engine (docs/rules/engines.md). */
+  engine: Engine;
   /** Namespaces of the bound Model and provider (absent: cluster scope). */
   modelNamespace?: string;
   providerNamespace?: string;

@@ -76,10 +76,18 @@ describe("bind on the prod bundle", () => {
             modelRef: "qwen3-14b-a",
             provider: "ollama-a",
             endpoint: A,
+            engine: "ollama",
             score: 200,
           },
           // spread keeps triage off ollama-a; 8b: 100 + 10 − 25 + 14 − 5 (1 triage agent on b) = 94
-          triage: { model: "qwen3:8b", modelRef: "qwen3-8b", provider: "ollama-b", endpoint: B, score: 94 },
+          triage: {
+            model: "qwen3:8b",
+            modelRef: "qwen3-8b",
+            provider: "ollama-b",
+            endpoint: B,
+            engine: "ollama",
+            score: 94,
+          },
           candidates: {
             // bound first; 32b and 8b tie at 50 → by id ("qwen3:32b" < "qwen3:8b")
             mulling: [
@@ -99,10 +107,18 @@ describe("bind on the prod bundle", () => {
             modelRef: "qwen3-14b-a",
             provider: "ollama-a",
             endpoint: A,
+            engine: "ollama",
             score: 155,
           },
           // 99 − ⌊10·2/2⌋ = 89
-          triage: { model: "qwen3:8b", modelRef: "qwen3-8b", provider: "ollama-b", endpoint: B, score: 89 },
+          triage: {
+            model: "qwen3:8b",
+            modelRef: "qwen3-8b",
+            provider: "ollama-b",
+            endpoint: B,
+            engine: "ollama",
+            score: 89,
+          },
           candidates: {
             mulling: [
               { model: "qwen3:14b", score: 60 },
@@ -120,10 +136,18 @@ describe("bind on the prod bundle", () => {
             modelRef: "qwen3-14b-a",
             provider: "ollama-a",
             endpoint: A,
+            engine: "ollama",
             score: 170,
           },
           // 99 − 15 = 84
-          triage: { model: "qwen3:8b", modelRef: "qwen3-8b", provider: "ollama-b", endpoint: B, score: 84 },
+          triage: {
+            model: "qwen3:8b",
+            modelRef: "qwen3-8b",
+            provider: "ollama-b",
+            endpoint: B,
+            engine: "ollama",
+            score: 84,
+          },
           candidates: {
             mulling: [
               { model: "qwen3:14b", score: 80 },
@@ -141,10 +165,18 @@ describe("bind on the prod bundle", () => {
             modelRef: "qwen3-32b",
             provider: "ollama-a",
             endpoint: A,
+            engine: "ollama",
             score: 185,
           },
           // triage prefer: 8b 100 + 10 − 25 + 14 = 99; 14b-b 50 − 25 + 14 = 39 (ollama-a excluded by the spread)
-          triage: { model: "qwen3:8b", modelRef: "qwen3-8b", provider: "ollama-b", endpoint: B, score: 99 },
+          triage: {
+            model: "qwen3:8b",
+            modelRef: "qwen3-8b",
+            provider: "ollama-b",
+            endpoint: B,
+            engine: "ollama",
+            score: 99,
+          },
           candidates: {
             // the spec's own example list
             mulling: [
@@ -166,7 +198,14 @@ describe("bind on the prod bundle", () => {
     expect(Object.keys(out)).toEqual(["agents", "events"]);
     const entry = out.agents["crew-homelab/synthesizer"]!;
     expect(Object.keys(entry)).toEqual(["mulling", "triage", "candidates", "unschedulable"]);
-    expect(Object.keys(entry.mulling!)).toEqual(["model", "modelRef", "provider", "endpoint", "score"]);
+    expect(Object.keys(entry.mulling!)).toEqual([
+      "model",
+      "modelRef",
+      "provider",
+      "endpoint",
+      "engine",
+      "score",
+    ]);
   });
 
   it("--state overlays live provider state: with the 5090 down everything binds to the 4090", () => {
@@ -221,6 +260,7 @@ describe("bind on the dev bundle", () => {
       modelRef: "qwen3-0-6b",
       provider: "cpu-ollama",
       endpoint: dev,
+      engine: "ollama",
       score,
     });
     const entry = (mulling: number, triage: number, quality: number) => ({

@@ -267,6 +267,7 @@ describe("agentCounts", () => {
       modelRef: "m",
       provider,
       endpoint: "e",
+      engine: "ollama" as const,
       score: 0,
       providerNamespace: "k",
     });

@@ -8,7 +8,14 @@ import { bindingFilePath, FileBindingSink, readBindingFile } from "./file-sink.j
 const T = "2026-05-15T15:30:00.000Z";
 
 function agent(ns: string, name: string, model: string): AgentResult {
-  const mulling = { model, modelRef: model, provider: "p", endpoint: "http://p:1", score: 10 };
+  const mulling = {
+    model,
+    modelRef: model,
+    provider: "p",
+    endpoint: "http://p:1",
+    engine: "ollama" as const,
+    score: 10,
+  };
   return {
     key: `${ns}/${name}`,
     namespace: ns,
@@ -67,7 +74,14 @@ describe("FileBindingSink", () => {
       namespace: "crew",
       name: "a",
       crewSchedulingPolicy: "pol",
-      mulling: { model: "m1", modelRef: "m1", provider: "p", endpoint: "http://p:1", score: 10 },
+      mulling: {
+        model: "m1",
+        modelRef: "m1",
+        provider: "p",
+        endpoint: "http://p:1",
+        engine: "ollama",
+        score: 10,
+      },
       candidates: { mulling: [{ model: "m1", score: 10 }], triage: [] },
       unschedulable: [{ phase: "triage", reason: "nope" }],
       env: { KUBEMOOT_MODEL_MODEL: "m1" },
