@@ -42,3 +42,20 @@ function firstNonSpace(buf: Buffer): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * A buffered answer as an object: from its tail when `vectorsOnly` (an embedding answer passed on
+ * as is) and the tail has the shape, else parsed whole; undefined when it is not a JSON object.
+ */
+export function readAnswer(buf: Buffer, vectorsOnly: boolean): Record<string, unknown> | undefined {
+  const tail = vectorsOnly ? readAnswerTail(buf) : undefined;
+  if (tail !== undefined) return tail;
+  try {
+    const v: unknown = JSON.parse(buf.toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

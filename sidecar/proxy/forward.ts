@@ -12,7 +12,7 @@
 // `data: {"error": {...}}`, on a unit boundary. The provider's own error unit passes through.
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
-import { readAnswerTail } from "./answer-tail.js";
+import { readAnswer } from "./answer-tail.js";
 import {
   type FrameTap,
   ndjsonTap,
@@ -453,15 +453,8 @@ async function bufferedAnswer(
       latencyMs: since(),
     };
   }
-  let obj: Record<string, unknown> | undefined = EMBED_APIS.has(i.api) ? readAnswerTail(buf) : undefined;
-  if (obj === undefined) {
-    try {
-      const v: unknown = JSON.parse(buf.toString("utf8"));
-      if (typeof v === "object" && v !== null && !Array.isArray(v)) obj = v as Record<string, unknown>;
-    } catch {
-      obj = undefined;
-    }
-  }
+  // A translated answer is rebuilt from its vectors, so only one passed on as is skips them.
+  const obj = readAnswer(buf, EMBED_APIS.has(i.api) && i.translation === undefined);
   if (!obj) {
     return {
       kind: "failed",
