@@ -1,5 +1,6 @@
 // `kubemoot-scheduler demo` (what `npm start` runs): standalone (operator + publisher +
-// scheduler API + proxy on the embedded store) over two emulated GPUs, with the example crew
+// scheduler API + proxy on the embedded store) over two emulated GPUs (`--fleet prod`: two
+// Ollama cards; `--fleet mixed`: an Ollama card and a vLLM server), with the example crew
 // sending calls through the proxy, and a live view. Everything runs in this one process, so
 // stopping it leaves no child process and no open port behind.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,10 +12,14 @@ import { startStandalone } from "../../sidecar/standalone.js";
 import {
   addResult,
   type CallResult,
+  type CardView,
   CrewTraffic,
+  DEMO_FLEETS,
   type DemoAgent,
+  type DemoFleetName,
   emptyTotals,
   placementLine,
+  readKvCacheUsage,
   renderScreen,
   type Screen,
   startDemoFleet,
@@ -30,6 +35,8 @@ export interface DemoOptions {
   seed: number;
   /** GPU time scale: 10 = loads and tokens ten times faster than real cards. */
   speed: number;
+  /** Which emulated cards and example bundle: prod (two Ollama cards) or mixed (Ollama + vLLM). */
+  fleet?: DemoFleetName;
   out: NodeJS.WriteStream;
   /** Resolves when the user asks to stop (Ctrl-C). */
   stopSignal: Promise<void>;
@@ -40,7 +47,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const tty = o.out.isTTY === true;
   const logger = pino({ level: o.logLevel ?? "warn" }, pino.destination(2));
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubemoot-demo-"));
-  const fleet = await startDemoFleet(o.speed);
+  const fleet = await startDemoFleet(o.speed, DEMO_FLEETS[o.fleet ?? "prod"]);
   let standalone: Awaited<ReturnType<typeof startStandalone>> | undefined;
   let traffic: CrewTraffic | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -63,7 +70,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const started = Date.now();
     o.out.write(
       `kubemoot-scheduler demo: API on ${standalone.sidecar.api.address}, proxy on ${standalone.proxyAddress}; ` +
-        `${agents.length} agents, GPUs ${fleet.cards.map((c) => `${c.card.provider} (${c.card.label})`).join(" and ")}\n`,
+        `${agents.length} agents, GPUs ${fleet.cards.map((c) => `${c.card.provider} (${c.card.label}, ${c.card.engine})`).join(" and ")}\n`,
     );
     traffic = new CrewTraffic({
       proxyUrl: `http://${standalone.proxyAddress}`,
@@ -79,21 +86,34 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     });
     traffic.start();
     const marks = new Map<string, string>();
+    // KV-cache use is scraped (async) each tick; the view renders the last value read.
+    const kvUsage = new Map<string, number | undefined>();
+    const sampleKv = () => {
+      for (const c of fleet.cards)
+        void readKvCacheUsage(c.card, c.emulator).then((u) => kvUsage.set(c.card.provider, u));
+    };
     const screen = (): Screen => ({
       elapsedS: (Date.now() - started) / 1000,
       speed: o.speed,
       seed: o.seed,
-      cards: fleet.cards.map((c) => ({
-        provider: c.card.provider,
-        label: c.card.label,
-        state: c.emulator.state(),
-      })),
+      cards: fleet.cards.map((c): CardView => {
+        const u = kvUsage.get(c.card.provider);
+        return {
+          provider: c.card.provider,
+          label: c.card.label,
+          engine: c.card.engine,
+          state: c.emulator.state(),
+          ...(u === undefined ? {} : { kvCacheUsage: u }),
+        };
+      }),
       recent,
       totals,
     });
     let ticks = 0;
+    sampleKv();
     timer = setInterval(() => {
       ticks++;
+      sampleKv();
       if (tty) o.out.write(`\x1b[H\x1b[2J${renderScreen(screen(), marks)}\n`);
       else if (ticks % 5 === 0) o.out.write(`${statusLine(screen())}\n`);
     }, 1000);

@@ -1,33 +1,33 @@
-// The demo's GPUs: two emulated cards with the prod bundle's models, and manifests (the
-// example crew and prod bundle) pointed at them.
+// The demo's GPUs: a fleet of emulated cards described as data (prod: two Ollama cards; mixed:
+// an Ollama card beside a vLLM server), and manifests (the example crew and the fleet's bundle)
+// pointed at them.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { Engine } from "../core/engines.js";
 import { type EmulatorHandle, startEmulator } from "../emulator/index.js";
+import { readPromSamples } from "../engines/index.js";
 import { repoRoot } from "../repo-root.js";
 
 export interface DemoCard {
-  /** The ModelProvider name in examples/prod/providers.yaml. */
+  /** The ModelProvider name in the bundle's providers.yaml. */
   provider: string;
   label: string;
   vramMiB: number;
+  /** ollama loads models on demand; vllm serves the one model it was started with. */
+  engine: Extract<Engine, "ollama" | "vllm">;
+  /** On-disk sizes (MiB) of the models it has; a vLLM card has exactly one. */
+  models: Record<string, number>;
+  /** Concurrent requests: Ollama's num_parallel, vLLM's max_num_seqs. */
+  slots: number;
   /** The endpoint the example manifest names, replaced by the emulator's URL. */
   exampleEndpoint: string;
 }
 
-export const DEMO_CARDS: readonly DemoCard[] = [
-  {
-    provider: "ollama-a",
-    label: "RTX 5090",
-    vramMiB: 32605,
-    exampleEndpoint: "http://ollama-a.kubemoot.svc:11434",
-  },
-  {
-    provider: "ollama-b",
-    label: "RTX 4090",
-    vramMiB: 24563,
-    exampleEndpoint: "http://ollama-b.kubemoot.svc:11434",
-  },
-];
+export interface DemoFleetSpec {
+  /** The bundle under examples/ the crew binds to. */
+  bundle: string;
+  cards: readonly DemoCard[];
+}
 
 /** On-disk sizes (MiB) of the prod bundle's models; footprints add the KV slab at load. */
 export const DEMO_MODELS: Record<string, number> = {
@@ -37,25 +37,79 @@ export const DEMO_MODELS: Record<string, number> = {
   "nomic-embed-text": 262,
 };
 
+export const DEMO_FLEET_NAMES = ["prod", "mixed"] as const;
+export type DemoFleetName = (typeof DEMO_FLEET_NAMES)[number];
+
+const OLLAMA_A: DemoCard = {
+  provider: "ollama-a",
+  label: "RTX 5090",
+  vramMiB: 32605,
+  engine: "ollama",
+  models: DEMO_MODELS,
+  slots: 1,
+  exampleEndpoint: "http://ollama-a.kubemoot.svc:11434",
+};
+
+export const DEMO_FLEETS: Record<DemoFleetName, DemoFleetSpec> = {
+  prod: {
+    bundle: "prod",
+    cards: [
+      OLLAMA_A,
+      {
+        provider: "ollama-b",
+        label: "RTX 4090",
+        vramMiB: 24563,
+        engine: "ollama",
+        models: DEMO_MODELS,
+        slots: 1,
+        exampleEndpoint: "http://ollama-b.kubemoot.svc:11434",
+      },
+    ],
+  },
+  // examples/mixed: qwen3:14b is on both engines, so its calls can land on either card. The vLLM
+  // server runs 2 sequences at once (--max-num-seqs 2): with vLLM's default 256 its free slots
+  // would take every call of this small crew and the Ollama card would never load a model.
+  mixed: {
+    bundle: "mixed",
+    cards: [
+      OLLAMA_A,
+      {
+        provider: "vllm-b",
+        label: "L40S",
+        vramMiB: 46068,
+        engine: "vllm",
+        models: { "qwen3:14b": DEMO_MODELS["qwen3:14b"]! },
+        slots: 2,
+        exampleEndpoint: "http://vllm-b.kubemoot.svc:8000",
+      },
+    ],
+  },
+};
+
 /** The context the example providers advertise (status.capacity.contextLength). */
 export const DEMO_CONTEXT = 8192;
 
 export interface DemoFleet {
+  bundle: string;
   cards: { card: DemoCard; emulator: EmulatorHandle }[];
   close(): Promise<void>;
 }
 
 /** Starts the emulated cards; `speed` 10 makes loads and tokens ten times faster than real. */
-export async function startDemoFleet(speed: number): Promise<DemoFleet> {
+export async function startDemoFleet(
+  speed: number,
+  spec: DemoFleetSpec = DEMO_FLEETS.prod,
+): Promise<DemoFleet> {
   const cards: DemoFleet["cards"] = [];
   try {
-    for (const card of DEMO_CARDS) {
+    for (const card of spec.cards) {
       const emulator = await startEmulator({
         listen: "127.0.0.1:0",
+        engine: card.engine,
         vramMiB: card.vramMiB,
-        models: DEMO_MODELS,
+        models: card.models,
         contextLength: DEMO_CONTEXT,
-        numParallel: 1,
+        ...(card.engine === "ollama" ? { numParallel: card.slots } : { slots: card.slots }),
         timeScale: 1 / speed,
         tokensPerS: 40,
       });
@@ -66,6 +120,7 @@ export async function startDemoFleet(speed: number): Promise<DemoFleet> {
     throw err;
   }
   return {
+    bundle: spec.bundle,
     cards,
     async close() {
       await Promise.all(cards.map((c) => c.emulator.close()));
@@ -73,15 +128,35 @@ export async function startDemoFleet(speed: number): Promise<DemoFleet> {
   };
 }
 
-/** Writes the example crew and prod bundle into `dir`, providers pointed at the fleet. */
+/**
+ * The KV-cache share (0..1) a fixed-model card reports on its /metrics, read as the publisher
+ * reads it; undefined for an Ollama card or when the scrape fails (the view then leaves it out).
+ */
+export async function readKvCacheUsage(
+  card: DemoCard,
+  emulator: EmulatorHandle,
+): Promise<number | undefined> {
+  if (card.engine !== "vllm") return undefined;
+  try {
+    const res = await fetch(`${emulator.url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    if (!res.ok) return undefined;
+    const [sample] = readPromSamples(await res.text(), (n) => n === "vllm:kv_cache_usage_perc");
+    return sample && Number.isFinite(sample.value) ? sample.value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the example crew and the fleet's bundle into `dir`, providers pointed at the fleet. */
 export function writeDemoManifests(dir: string, fleet: DemoFleet): void {
   const root = repoRoot();
+  const bundle = fleet.bundle;
   mkdirSync(dir, { recursive: true });
-  for (const f of ["crew/namespace.yaml", "crew/agents.yaml", "crew/policy.yaml", "prod/models.yaml"]) {
+  for (const f of ["crew/namespace.yaml", "crew/agents.yaml", "crew/policy.yaml", `${bundle}/models.yaml`]) {
     copyFileSync(path.join(root, "examples", f), path.join(dir, f.replace("/", "-")));
   }
-  let providers = readFileSync(path.join(root, "examples/prod/providers.yaml"), "utf8");
+  let providers = readFileSync(path.join(root, "examples", bundle, "providers.yaml"), "utf8");
   for (const { card, emulator } of fleet.cards)
     providers = providers.replace(card.exampleEndpoint, emulator.url);
-  writeFileSync(path.join(dir, "prod-providers.yaml"), providers);
+  writeFileSync(path.join(dir, `${bundle}-providers.yaml`), providers);
 }

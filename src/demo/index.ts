@@ -1,10 +1,18 @@
-// The demo's parts: two emulated GPUs with the example manifests, synthetic crew traffic, and
-// the live view. The CLI's `demo` command (src/cli/run-demo.ts) starts the standalone
-// scheduler over them.
-export { startDemoFleet, writeDemoManifests } from "./fleet.js";
+// The demo's parts: emulated GPUs (a fleet described as data) with the example manifests,
+// synthetic crew traffic, and the live view. The CLI's `demo` command (src/cli/run-demo.ts)
+// starts the standalone scheduler over them.
+export {
+  DEMO_FLEET_NAMES,
+  DEMO_FLEETS,
+  type DemoFleetName,
+  readKvCacheUsage,
+  startDemoFleet,
+  writeDemoManifests,
+} from "./fleet.js";
 export { type CallResult, CrewTraffic, type DemoAgent } from "./traffic.js";
 export {
   addResult,
+  type CardView,
   emptyTotals,
   placementLine,
   renderScreen,

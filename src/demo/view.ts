@@ -6,7 +6,11 @@ import type { CallResult } from "./traffic.js";
 export interface CardView {
   provider: string;
   label: string;
+  /** The serving engine: "ollama" loads on demand; any other serves its one model, always warm. */
+  engine: string;
   state: EmulatorState;
+  /** A fixed-model engine's KV-cache share in use (0..1), from its /metrics; absent = unknown. */
+  kvCacheUsage?: number;
 }
 
 export interface Totals {
@@ -115,12 +119,16 @@ export function renderScreen(s: Screen, marks: Map<string, string>): string {
   for (const c of s.cards) {
     const st = c.state;
     out.push(
-      `${c.provider.padEnd(9)} ${c.label.padEnd(9)} ${vramBar(st, marks)} ${gib(st.usedMiB).padStart(5)} / ${gib(st.vramMiB)} GiB`,
+      `${c.provider.padEnd(9)} ${`${c.label} (${c.engine})`.padEnd(18)} ${vramBar(st, marks)} ${gib(st.usedMiB).padStart(5)} / ${gib(st.vramMiB)} GiB`,
     );
     if (st.models.length === 0) out.push(`${" ".repeat(20)}(nothing loaded)`);
     for (const m of st.models) {
+      const head = `${" ".repeat(20)}${marks.get(m.name) ?? "?"} ${m.name.padEnd(10)} ${gib(m.footprintMiB).padStart(5)} GiB`;
+      // A fixed-model engine holds its card from start: what moves is its batch and KV cache.
       out.push(
-        `${" ".repeat(20)}${marks.get(m.name) ?? "?"} ${m.name.padEnd(10)} ${gib(m.footprintMiB).padStart(5)} GiB ${m.state.padEnd(9)} slots ${m.active}/${st.numParallel}  waiting ${m.waiting}`,
+        c.engine === "ollama"
+          ? `${head} ${m.state.padEnd(9)} slots ${m.active}/${st.numParallel}  waiting ${m.waiting}`
+          : `${head} always warm  running ${st.activeCount}/${st.numParallel}  waiting ${st.queueDepth}${kv(c, "  KV cache ")}`,
       );
     }
   }
@@ -131,12 +139,25 @@ export function renderScreen(s: Screen, marks: Map<string, string>): string {
   return out.join("\n");
 }
 
+function kv(c: CardView, prefix: string): string {
+  return c.kvCacheUsage === undefined ? "" : `${prefix}${(c.kvCacheUsage * 100).toFixed(1)}%`;
+}
+
+function modelsShort(c: CardView): string {
+  const st = c.state;
+  if (c.engine !== "ollama")
+    return st.models
+      .map((m) => `${m.name}(run ${st.activeCount}, wait ${st.queueDepth}${kv(c, ", kv ")})`)
+      .join(" ");
+  return st.models.map((m) => `${m.name}(${m.state},${m.active}/${st.numParallel})`).join(" ");
+}
+
 /** One line for a non-TTY: the cards' state in short. */
 export function statusLine(s: Screen): string {
   const cards = s.cards
     .map(
       (c) =>
-        `${c.provider}: ${c.state.models.map((m) => `${m.name}(${m.state},${m.active}/${c.state.numParallel})`).join(" ") || "empty"} ${gib(c.state.usedMiB)}/${gib(c.state.vramMiB)} GiB q${c.state.queueDepth}`,
+        `${c.provider}: ${modelsShort(c) || "empty"} ${gib(c.state.usedMiB)}/${gib(c.state.vramMiB)} GiB q${c.state.queueDepth}`,
     )
     .join(" | ");
   return `[${s.elapsedS.toFixed(0)}s] ${cards}`;

@@ -1,26 +1,16 @@
 // `kubemoot-scheduler demo` as a real process for 20 s (stdout not a TTY): it exits 0, and what
-// it printed shows placements on both GPUs, at least one cold load and one warm reuse.
+// it printed shows placements on both GPUs, at least one cold load and one warm reuse. With
+// `--fleet mixed` one card is an Ollama and the other a vLLM server: both take calls.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { assertBuilt, repoRoot } from "../helpers/sidecar-process.js";
 
-it("runs for its duration, places on both GPUs, loads cold and reuses warm, and exits 0", async () => {
-  assertBuilt();
-  const proc = spawn(
-    process.execPath,
-    [
-      path.join(repoRoot, "bin/kubemoot-scheduler.js"),
-      "demo",
-      "--duration",
-      "20",
-      "--speed",
-      "20",
-      "--seed",
-      "7",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+/** Runs the demo as a process; resolves with its exit code and everything it printed. */
+async function demo(...args: string[]): Promise<{ code: number | null; out: string }> {
+  const proc = spawn(process.execPath, [path.join(repoRoot, "bin/kubemoot-scheduler.js"), "demo", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   proc.stdout.on("data", (d) => {
     out += d;
@@ -29,6 +19,12 @@ it("runs for its duration, places on both GPUs, loads cold and reuses warm, and 
     out += d;
   });
   const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+  return { code, out };
+}
+
+it("runs for its duration, places on both GPUs, loads cold and reuses warm, and exits 0", async () => {
+  assertBuilt();
+  const { code, out } = await demo("--duration", "20", "--speed", "20", "--seed", "7");
   expect(code, out).toBe(0);
   const summary = /summary: calls (\d+), ok (\d+) \(([^)]*)\), cold loads (\d+), warm (\d+)/.exec(out);
   expect(summary, out).not.toBeNull();
@@ -43,4 +39,22 @@ it("runs for its duration, places on both GPUs, loads cold and reuses warm, and 
   expect(out).toMatch(/→ ollama-b\s+(cold|warm)/);
   // The periodic status line shows the cards.
   expect(out).toMatch(/\[\d+s\] ollama-a: /);
+}, 60_000);
+
+it("--fleet mixed: an Ollama card and a vLLM card both take the crew's calls", async () => {
+  assertBuilt();
+  const { code, out } = await demo("--fleet", "mixed", "--duration", "15", "--speed", "20", "--seed", "7");
+  expect(code, out).toBe(0);
+  expect(out).toMatch(/GPUs ollama-a \(RTX 5090, ollama\) and vllm-b \(L40S, vllm\)/);
+  const summary = /summary: calls (\d+), ok (\d+) \(([^)]*)\)/.exec(out);
+  expect(summary, out).not.toBeNull();
+  const [, , ok, byProvider] = summary!;
+  expect(Number(ok)).toBeGreaterThan(0);
+  expect(byProvider).toMatch(/ollama-a \d+/);
+  expect(byProvider).toMatch(/vllm-b \d+/);
+  // The crew speaks the Ollama API; on the vLLM card the proxy translates, and it is always warm.
+  expect(out).toMatch(/→ vllm-b\s+warm/);
+  expect(out).toMatch(/→ ollama-a\s+(cold|warm)/);
+  // The status line shows the vLLM card's running and waiting requests and its KV cache.
+  expect(out).toMatch(/vllm-b: qwen3:14b\(run \d+, wait \d+, kv \d+\.\d%\)/);
 }, 60_000);

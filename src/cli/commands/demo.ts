@@ -1,3 +1,5 @@
+import { DEMO_FLEET_NAMES, type DemoFleetName } from "../../demo/index.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { type Command, numberFlag } from "../command.js";
 import { runDemo } from "../run-demo.js";
 
@@ -8,6 +10,9 @@ export const command: Command = {
   details: `Runs everything in one process on the embedded store: the operator binds the example crew
 (examples/crew) to the prod bundle (examples/prod: qwen3:32b/14b/8b) on an emulated RTX 5090
 (32605 MiB) and RTX 4090 (24563 MiB); the crew's agents send calls through the local proxy.
+--fleet mixed puts an Ollama card and a vLLM card side by side (examples/mixed): the RTX 5090
+on Ollama and an emulated vLLM server on an L40S (46068 MiB) serving qwen3:14b; the crew's
+Ollama-API calls placed there are translated to its OpenAI routes by the proxy.
 On a terminal the view redraws about once a second; otherwise it prints one line per call and
 a status line every 5 seconds. Ctrl-C stops everything.`,
   flags: {
@@ -16,6 +21,12 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       default: "0",
       description: "stop after this many seconds (0 = until Ctrl-C)",
       value: "SECONDS",
+    },
+    fleet: {
+      type: "string",
+      default: "prod",
+      description: `emulated cards and example bundle: ${DEMO_FLEET_NAMES.join(" or ")} (examples/prod: two Ollama cards; examples/mixed: Ollama + vLLM)`,
+      value: "NAME",
     },
     seed: { type: "string", default: "1", description: "random seed of the synthetic traffic", value: "N" },
     speed: {
@@ -35,6 +46,13 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
     const durationS = numberFlag(flags, "duration", 0);
     const seed = Math.floor(numberFlag(flags, "seed", 0));
     const speed = numberFlag(flags, "speed", 0.01);
+    const fleet = String(flags.fleet);
+    if (!(DEMO_FLEET_NAMES as readonly string[]).includes(fleet))
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        `--fleet: expected one of ${DEMO_FLEET_NAMES.join(", ")}, got "${fleet}"`,
+        { field: "--fleet" },
+      );
     const stopSignal = new Promise<void>((resolve) => {
       process.once("SIGINT", () => resolve());
       process.once("SIGTERM", () => resolve());
@@ -43,6 +61,7 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       durationS,
       seed,
       speed,
+      fleet: fleet as DemoFleetName,
       out: process.stdout,
       stopSignal,
       logLevel: String(flags["log-level"]),
