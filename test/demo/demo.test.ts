@@ -58,3 +58,10 @@ it("--fleet mixed: an Ollama card and a vLLM card both take the crew's calls", a
   // The status line shows the vLLM card's running and waiting requests and its KV cache.
   expect(out).toMatch(/vllm-b: qwen3:14b\(run \d+, wait \d+, kv \d+\.\d%\)/);
 }, 60_000);
+
+it("refuses an unknown --fleet with exit 2, naming the flag and the fleets there are", async () => {
+  assertBuilt();
+  const { code, out } = await demo("--fleet", "nope", "--duration", "1");
+  expect(code, out).toBe(2);
+  expect(out).toContain('--fleet: expected one of prod, mixed, got "nope"');
+});
