@@ -32,6 +32,20 @@ function rssMb(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/** The sidecar's V8 heap (used, total) and external memory in MB, from its own /metrics. */
+async function heapMb(apiAddress: string): Promise<{ used: number; total: number; external: number }> {
+  const text = await (await fetch(`http://${apiAddress}/metrics`)).text();
+  const read = (name: string) => {
+    const m = new RegExp(`^kubemoot_${name} (\\S+)$`, "m").exec(text);
+    return m ? Math.round((Number(m[1]) / 1024 / 1024) * 10) / 10 : Number.NaN;
+  };
+  return {
+    used: read("nodejs_heap_size_used_bytes"),
+    total: read("nodejs_heap_size_total_bytes"),
+    external: read("nodejs_external_memory_bytes"),
+  };
+}
+
 async function pool(n: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -97,19 +111,28 @@ export async function run(): Promise<void> {
   try {
     await new Promise((r) => setTimeout(r, 2000));
     const idle = rssMb(pid);
+    const heapIdle = await heapMb(sidecar.apiAddress);
     await pool(CYCLES, cycle);
     await pool(PROXIED_PER_PHASE, proxied);
     await new Promise((r) => setTimeout(r, 2000));
     const at10k = rssMb(pid);
+    const heap10k = await heapMb(sidecar.apiAddress);
     await pool(CYCLES, cycle);
     await pool(PROXIED_PER_PHASE, proxied);
     await new Promise((r) => setTimeout(r, 2000));
     const at20k = rssMb(pid);
+    const heap20k = await heapMb(sidecar.apiAddress);
     const result = {
       rss_idle_mb: idle,
       rss_10k_mb: at10k,
       rss_20k_mb: at20k,
       growth_20k_over_10k: Math.round((at20k / at10k) * 1000) / 1000,
+      // Where the RSS goes: V8's heap (used of total reserved) and memory outside it.
+      heap_used_idle_mb: heapIdle.used,
+      heap_used_10k_mb: heap10k.used,
+      heap_used_20k_mb: heap20k.used,
+      heap_total_20k_mb: heap20k.total,
+      external_20k_mb: heap20k.external,
       cycles_per_phase: CYCLES,
       proxied_calls_per_phase: PROXIED_PER_PHASE,
       sidecar_node_options: RUNTIME_ENV.NODE_OPTIONS ?? "",

@@ -211,7 +211,7 @@ describe("injectSidecar: details", () => {
     const before = pod({ labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "analyst" } });
     const env = envOf(inits(apply(before, injectSidecar(before, BINDING, OPTIONS).patch))[0]!);
     expect(env.NODE_OPTIONS).toBe("--max-old-space-size=80 --max-semi-space-size=1");
-    expect(env.MALLOC_ARENA_MAX).toBe("2");
+    expect(env.MALLOC_ARENA_MAX).toBe("1");
     const own: InjectionOptions = {
       ...OPTIONS,
       extraEnv: [{ name: "NODE_OPTIONS", value: "--max-old-space-size=128" }],

@@ -87,7 +87,7 @@ export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
   extraEnv: [],
   runAsUser: 1000,
   nodeOptions: "--max-old-space-size=80 --max-semi-space-size=1",
-  mallocArenaMax: 2,
+  mallocArenaMax: 1,
 };
 
 /** The process environment the injected sidecar runs with (extraEnv can override each). */
