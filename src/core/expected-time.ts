@@ -5,17 +5,46 @@
 import { DEFAULT_CALL_TIME_S, LOAD_MIB_PER_S, UNLOAD_S } from "./constants.js";
 import { expectedReloads, type ModelDemand } from "./demand.js";
 import { fixedWaitS } from "./fixed-engine.js";
+import { nameEstimateMiB } from "./occupancy.js";
 import { queueWaitS } from "./queue-or-unload.js";
+import { serviceMsPerMiB, sizePriorMs } from "./service-prior.js";
 import { oldestClaimedMs, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+
+/** The fleet's measured service per MiB, once per index (an index is one instant's snapshot). */
+const perMiB = new WeakMap<SnapshotIndex, number | undefined>();
+
+function msPerMiB(ix: SnapshotIndex): number | undefined {
+  if (perMiB.has(ix)) return perMiB.get(ix);
+  const onFixed = (model: string) => (ix.warmAt.get(model) ?? []).some((v) => v.fixed);
+  // Models measured where they load (their time and footprint on the same kind of runner);
+  // else, before anything ran there, those a fixed engine serves, sized by their names.
+  let rate = serviceMsPerMiB(ix.demand, (model) => {
+    if (onFixed(model)) return undefined;
+    const occ = ix.occupancy(model);
+    return occ.known ? occ.mib : undefined;
+  });
+  rate ??= serviceMsPerMiB(ix.demand, (model) => (onFixed(model) ? nameEstimateMiB(model) : undefined));
+  perMiB.set(ix, rate);
+  return rate;
+}
+
+/** The size prior of a model nobody has measured (ms), when its footprint is known. */
+function priorMs(ix: SnapshotIndex, model: string): number | undefined {
+  const occ = ix.occupancy(model);
+  return occ.known ? sizePriorMs(msPerMiB(ix), occ.mib) : undefined;
+}
 
 /**
  * How long one call of `model` keeps a slot on `v` busy (s), loads excluded: this sidecar's
- * measurement there, else the fleet's for the model (shared through its use entry), else this
- * sidecar's latency on `v`, else the default.
+ * measurement there, else the fleet's for the model (shared through its use entry), else the
+ * size prior (the fleet's measured models scaled by footprint), else this sidecar's latency on
+ * `v`, else the default.
  */
 export function serviceS(ix: SnapshotIndex, v: ProviderView, model: string): number {
   const fleet = ix.demand.get(model)?.serviceMs;
-  const ms = v.serviceByModel?.get(model) ?? (fleet !== undefined && fleet > 0 ? fleet : v.latencyEmaMs);
+  const ms =
+    v.serviceByModel?.get(model) ??
+    (fleet !== undefined && fleet > 0 ? fleet : (priorMs(ix, model) ?? v.latencyEmaMs));
   if (ms !== undefined && Number.isFinite(ms) && ms >= 0) return ms / 1000;
   return ix.options.defaultCallTimeS ?? DEFAULT_CALL_TIME_S;
 }

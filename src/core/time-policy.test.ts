@@ -308,3 +308,57 @@ describe("both policies: refusals", () => {
     });
   }
 });
+
+describe("time policy: a warm alternative against loading the preferred", () => {
+  const VL = "Qwen/Qwen3-14B";
+  const vllm = provider("v", {
+    engine: "vllm",
+    maxParallel: 16,
+    loadedModels: [VL],
+    loadedModelContextLengths: { [VL]: 32768 },
+    contextLength: 32768,
+    availableModelFootprintsMiB: {},
+  });
+  // The Ollama 14b measured at 10 s: the unmeasured 8b is priced by size, 10 · F8/F14 ≈ 4.9 s.
+  const at = (vlServiceS: number) =>
+    snapshot({
+      providers: [warm("a", RTX_4090_MIB, Q14, F14), vllm],
+      demand: demand([
+        [Q14, { serviceMs: 10_000 }],
+        [VL, { serviceMs: vlServiceS * 1000 }],
+      ]),
+    });
+
+  it("loads the preferred when its load and service finish sooner than the alternative's call", () => {
+    // 8b: 5.84 s of load + 4.9 s of service ≈ 10.7 s, against 15 s on the batching vLLM server.
+    expect(byTime(at(15), req({ candidates: cands([Q8, 80], [VL, 76]) }))).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      model: Q8,
+      cold: true,
+      step: 4,
+    });
+  });
+
+  it("a free slot on a warm Ollama alternative still comes first, even when a load looks faster", () => {
+    const s = snapshot({
+      providers: [warm("a", RTX_4090_MIB, Q14, F14)],
+      demand: demand([[Q14, { serviceMs: 15_000 }]]),
+    });
+    expect(byTime(s, req({ candidates: cands([Q8, 80], [Q14, 76]) }))).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      model: Q14,
+      step: 2,
+    });
+  });
+
+  it("takes the warm alternative when it finishes no later than loading the preferred", () => {
+    expect(byTime(at(11), req({ candidates: cands([Q8, 80], [VL, 76]) }))).toMatchObject({
+      kind: "claim",
+      provider: "v",
+      model: VL,
+      step: 2,
+    });
+  });
+});

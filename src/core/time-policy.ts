@@ -134,8 +134,16 @@ function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCa
   });
 }
 
+/** Which of its options a call weighs: the unloads, and the copies it may queue at. */
+interface Scope {
+  unload: boolean;
+  queueAt: "acceptable" | "preferred" | "none";
+}
+
+const ALL: Scope = { unload: true, queueAt: "acceptable" };
+
 /** The preferred model's options that need no free slot: cold, unload, or a queue. */
-function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
+function bestOption(ix: SnapshotIndex, r: TimeRequest, scope: Scope = ALL): Pick | undefined {
   const preferred = r.acceptable[0]!.model;
   const occ = ix.occupancy(preferred);
   // A second copy holds its room long after this call: its load counts SECOND_COPY_LOADS times.
@@ -157,7 +165,7 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
         victims: [],
       };
       if (better(top, p)) top = p;
-    } else if (verdict === "no-room" && occ.known && lists(v, preferred)) {
+    } else if (scope.unload && verdict === "no-room" && occ.known && lists(v, preferred)) {
       const need = roomNeeded(v, occ.mib);
       const victims = chooseVictims(
         victimsFor(ix, v, preferred),
@@ -180,8 +188,8 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest): Pick | undefined {
       if (better(top, p)) top = p;
     }
   }
-  if (!r.mayQueue) return top;
-  for (const c of r.acceptable) {
+  if (!r.mayQueue || scope.queueAt === "none") return top;
+  for (const c of scope.queueAt === "preferred" ? r.acceptable.slice(0, 1) : r.acceptable) {
     const F = footprint(ix, c.model);
     for (const v of ix.warmAt.get(c.model) ?? []) {
       if (v.ineligible !== undefined || !holds(contextAt(v, c.model), r.prompt)) continue;
@@ -233,23 +241,40 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
 export function planByTime(ix: SnapshotIndex, r: TimeRequest): Decision | undefined {
   const [preferred, ...others] = r.acceptable;
   if (preferred === undefined) return undefined;
-  // 1–2: a free slot on a warm copy, the preferred model first, then the others in order.
+  // 1–2: a free slot on a warm copy, the preferred model first, then the others in order (on a
+  // fixed engine, unless loading the preferred finishes sooner).
   const warm = freeSlot(ix, preferred.model, r.prompt, r.mayQueue);
   if (warm !== undefined) return claimOf(warm, 1);
   for (const c of others) {
     const alt = freeSlot(ix, c.model, r.prompt, r.mayQueue);
-    if (alt !== undefined) return claimOf(alt, 2);
+    if (alt === undefined) continue;
+    // A fixed engine nearly always has a free slot, and its calls slow as its batch grows: the
+    // preferred, loaded, may finish sooner. A free Ollama slot stays first: it loads nothing,
+    // and loads beside it made copies that split their calls, idled out and reloaded.
+    const own = alt.view.fixed ? bestOption(ix, r, STEP2) : undefined;
+    if (own !== undefined && own.seconds < alt.seconds - TIE_S) return decisionOf(own, preferred.model);
+    return claimOf(alt, 2);
   }
   // 4–5: the soonest finish among a cold load, an unload and a queue.
   const best = bestOption(ix, r);
   if (best === undefined) return undefined;
+  return decisionOf(best, preferred.model);
+}
+
+/**
+ * What a fixed engine's free slot is weighed against: the preferred model's cold load onto free
+ * room, which makes nobody else pay or wait (docs/rules/placement.md §5.1, step 2).
+ */
+const STEP2: Scope = { unload: false, queueAt: "none" };
+
+function decisionOf(best: Pick, preferred: string): Decision {
   if (best.kind === "queue") {
     return {
       kind: "queue",
       provider: best.view.name,
       model: best.model,
       estimatedWaitS: best.waitS,
-      message: gpuBusyMessage(preferred.model),
+      message: gpuBusyMessage(preferred),
     };
   }
   return claimOf(best, best.kind === "unload" ? 5 : 4);
