@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
-import { openStateStore, type StateStore } from "../../src/state/index.js";
+import { bucketSettings, MODEL_DEMAND_BUCKET, openStateStore, type StateStore } from "../../src/state/index.js";
 import { type Json, type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
@@ -78,6 +78,16 @@ async function residentAt(card: string): Promise<string[]> {
   const res = await fetch(`${emulators.get(card)!.url}/api/ps`);
   const body = (await res.json()) as { models: { name: string }[] };
   return body.models.map((m) => m.name).sort();
+}
+
+/**
+ * Forgets the service times the fleet has measured (the demand bucket's use entries), so that a
+ * test can state that nothing says how long a call takes: earlier tests ran calls, and an
+ * unmeasured model is otherwise priced by size from the measured ones.
+ */
+async function forgetServiceTimes(): Promise<void> {
+  const bucket = await store.kv.bucket(MODEL_DEMAND_BUCKET, bucketSettings(1)[MODEL_DEMAND_BUCKET]!);
+  for (const key of await bucket.keys()) if (key.startsWith("use.")) await bucket.delete(key);
 }
 
 function cands(...list: [string, number][]): Json[] {
@@ -234,6 +244,7 @@ describe("queue or unload", () => {
     await setCards([{ name: "duo", vramMiB: 32605 }]);
     await preload("duo", "qwen3:14b");
     await preload("duo", "spare:4b");
+    await forgetServiceTimes();
     const busy = await place({ candidates: cands(["qwen3:14b", 60]) });
     expect(busy.placement.coldLoad).toBe(false);
     // Nothing says how long a big:20b call takes, so both options assume 30 s of service; the
