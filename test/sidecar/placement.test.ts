@@ -4,7 +4,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
-import { bucketSettings, MODEL_DEMAND_BUCKET, openStateStore, type StateStore } from "../../src/state/index.js";
+import {
+  bucketSettings,
+  MODEL_DEMAND_BUCKET,
+  openStateStore,
+  type StateStore,
+} from "../../src/state/index.js";
 import { type Json, type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
