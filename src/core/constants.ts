@@ -90,7 +90,7 @@ export const MIN_RESIDENCY_LOADS = 3;
  * A second copy of a model that is warm elsewhere holds VRAM well past the call that loads it,
  * so the time policy counts its load this many times against waiting for the first copy.
  */
-export const SECOND_COPY_LOADS = 1.5;
+export const SECOND_COPY_LOADS = 1.25;
 /** Idle residents considered as victims per pass, least needed first. */
 export const MAX_VICTIMS_CONSIDERED = 10;
 
