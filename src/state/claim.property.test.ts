@@ -87,7 +87,10 @@ describe("claim protocol under arbitrary interleavings", () => {
               holderId: `sidecar-${i}`,
               claimMaxAttempts: 200,
               claimBatch: 3,
-              freshnessMs: 1, // nearly every decision proves its copy current: more interleavings
+              // Most decisions prove their copy current (more interleavings). Not 1 ms: a claim
+              // gives up after 20 proofs that aged past three quarters of the bound before its
+              // synchronous decision, which a loaded CI machine once managed (StateUnavailable).
+              freshnessMs: 10,
             }),
           );
         }
