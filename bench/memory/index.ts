@@ -6,6 +6,7 @@
 // Target: ≤ 100 MB, and 20k within 10 % of 10k.
 import { readFileSync } from "node:fs";
 import { startEmulator } from "../../src/emulator/index.js";
+import { readPromSamples, sumFirst } from "../../src/engines/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { injectedRuntimeEnv, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
@@ -34,10 +35,10 @@ function rssMb(pid: number): number {
 
 /** The sidecar's V8 heap (used, total) and external memory in MB, from its own /metrics. */
 async function heapMb(apiAddress: string): Promise<{ used: number; total: number; external: number }> {
-  const text = await (await fetch(`http://${apiAddress}/metrics`)).text();
+  const samples = readPromSamples(await (await fetch(`http://${apiAddress}/metrics`)).text());
   const read = (name: string) => {
-    const m = new RegExp(`^kubemoot_${name} (\\S+)$`, "m").exec(text);
-    return m ? Math.round((Number(m[1]) / 1024 / 1024) * 10) / 10 : Number.NaN;
+    const bytes = sumFirst(samples, [`kubemoot_${name}`]);
+    return bytes !== undefined ? Math.round((bytes / 1024 / 1024) * 10) / 10 : Number.NaN;
   };
   return {
     used: read("nodejs_heap_size_used_bytes"),

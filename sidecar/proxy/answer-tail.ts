@@ -3,6 +3,8 @@
 // array instead of parsing every float: JSON.parse of the whole answer cost the proxy more CPU
 // than the engine spent writing it (docs/benchmarks.md, bench proxy's embeddings case).
 
+import { parseObject } from "./framing.js";
+
 const CLOSE_BRACKET = 0x5d; // "]"
 const OPEN_BRACE = 0x7b; // "{"
 /** Answers smaller than this are parsed whole: the saving is not worth the special case. */
@@ -24,15 +26,7 @@ export function readAnswerTail(buf: Buffer): Record<string, unknown> | undefined
   const tail = buf.toString("utf8", close + 1).trimEnd();
   // `,"a":1}` (fields after the array) or `}` (the array was the last field).
   const text = tail === "}" ? "{}" : tail.startsWith(",") ? `{${tail.slice(1)}` : undefined;
-  if (text === undefined) return undefined;
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return text === undefined ? undefined : parseObject(text);
 }
 
 function firstNonSpace(buf: Buffer): number | undefined {
@@ -48,14 +42,5 @@ function firstNonSpace(buf: Buffer): number | undefined {
  * as is) and the tail has the shape, else parsed whole; undefined when it is not a JSON object.
  */
 export function readAnswer(buf: Buffer, vectorsOnly: boolean): Record<string, unknown> | undefined {
-  const tail = vectorsOnly ? readAnswerTail(buf) : undefined;
-  if (tail !== undefined) return tail;
-  try {
-    const v: unknown = JSON.parse(buf.toString("utf8"));
-    return typeof v === "object" && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return (vectorsOnly ? readAnswerTail(buf) : undefined) ?? parseObject(buf);
 }

@@ -38,9 +38,10 @@ function num(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
 }
 
-function parseObject(buf: Buffer): Record<string, unknown> | undefined {
+/** A JSON object, or undefined when the text is not one. */
+export function parseObject(buf: Buffer | string): Record<string, unknown> | undefined {
   try {
-    const v: unknown = JSON.parse(buf.toString("utf8"));
+    const v: unknown = JSON.parse(typeof buf === "string" ? buf : buf.toString("utf8"));
     return typeof v === "object" && v !== null && !Array.isArray(v)
       ? (v as Record<string, unknown>)
       : undefined;

@@ -33,4 +33,4 @@ export {
   ollamaDefaultContextLength,
 } from "./ollama-defaults.js";
 export type * from "./ollama-wire.js";
-export { type PromSample, readPromSamples } from "./prom-text.js";
+export { type PromSample, readPromSamples, sumFirst } from "./prom-text.js";

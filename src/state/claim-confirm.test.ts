@@ -1,5 +1,6 @@
 // Confirming a warm ticket against decisions whose tickets landed after it (claim-confirm.ts).
 import { afterEach, describe, expect, it } from "vitest";
+import { ticket as fixtureTicket, T0 } from "../../test/helpers/core-fixtures.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { Ticket } from "../core/shapes.js";
 import { silentLogger } from "../log/index.js";
@@ -12,7 +13,7 @@ import { guardJson, ticketJson } from "./ticket-codec.js";
 import { guardKey, providerOfKey, ticketKey } from "./ticket-keys.js";
 import { type TicketsMirror, ticketsDecoder } from "./tickets-view.js";
 
-const NOW = Date.parse("2026-06-11T00:00:00Z");
+const NOW = T0;
 const ALPHA = providerState("flip", {
   totalVramMiB: 16384,
   loadedModelFootprintsMiB: { alpha: 9000 },
@@ -20,19 +21,9 @@ const ALPHA = providerState("flip", {
 });
 const EMPTY = providerState("flip", { totalVramMiB: 16384, lastProbedAt: "" });
 
+/** A live 9000 MiB ticket on "flip". */
 function ticket(id: string, model: string, over: Partial<Ticket> = {}): Ticket {
-  return {
-    ticketId: id,
-    provider: "flip",
-    modelFootprintMiB: 9000,
-    kvCacheFootprintMiB: 0,
-    holderId: "h",
-    claimedAt: new Date(NOW).toISOString(),
-    modelName: model,
-    evicts: {},
-    expiresAt: NOW + 60_000,
-    ...over,
-  };
+  return fixtureTicket("flip", model, { ticketId: id, modelFootprintMiB: 9000, ...over });
 }
 
 let kv: MemoryKvStore | undefined;
@@ -67,7 +58,7 @@ describe("a warm ticket confirming itself", () => {
     const beta = ticket("b1", "beta", { coldLoad: true });
     await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [beta], stateRevision: 0 })));
     const warm = ticket("w1", "alpha", { coldLoad: false });
-    const written = await put(bucket, warm);
+    await put(bucket, warm);
     const landed = await put(bucket, beta);
     await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [], stateRevision: 0 })));
     expect(await mirror.waitForRevision(landed + 1, 1000)).toBe(true);
@@ -76,7 +67,6 @@ describe("a warm ticket confirming itself", () => {
         mirror,
         state,
         ticket: warm,
-        written,
         liveNowMs: NOW,
         slots: undefined,
         holdsSlot: () => true,
@@ -92,7 +82,7 @@ describe("a warm ticket confirming itself", () => {
   it("still fits beside tickets of its own model, whenever they were written", async () => {
     const { bucket, mirror } = await setup();
     const warm = ticket("w1", "alpha");
-    const written = await put(bucket, warm);
+    await put(bucket, warm);
     const last = await put(bucket, ticket("w2", "alpha"));
     expect(await mirror.waitForRevision(last, 1000)).toBe(true);
     expect(
@@ -100,7 +90,6 @@ describe("a warm ticket confirming itself", () => {
         mirror,
         state: ALPHA,
         ticket: warm,
-        written,
         liveNowMs: NOW,
         slots: undefined,
         holdsSlot: () => true,

@@ -34,8 +34,6 @@ export interface WarmCheck {
   mirror: TicketsMirror;
   state: ProviderState | undefined;
   ticket: Ticket;
-  /** Revision of the warm ticket's write. */
-  written: number;
   liveNowMs: number;
   /** The engine's parallel slots for the model, when the claim needs a free one. */
   slots: number | undefined;
@@ -45,7 +43,7 @@ export interface WarmCheck {
 
 /**
  * Whether a warm ticket, judged against every ticket and decision written before it (the copy
- * must hold revision `written`), still fits: its model resident beside the loads in flight,
+ * must hold its write), still fits: its model resident beside the loads in flight,
  * and a slot free. Tickets and the last decision that came after the write count too
  * (conservative: of two claims that do not fit together, both may withdraw, never neither).
  */

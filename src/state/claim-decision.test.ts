@@ -1,28 +1,19 @@
 import { describe, expect, it } from "vitest";
+import { ticket as fixtureTicket, T0 } from "../../test/helpers/core-fixtures.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { Ticket } from "../core/shapes.js";
 import { decideClaim } from "./claim-decision.js";
 
-const NOW = Date.parse("2026-06-11T00:00:00Z");
+const NOW = T0;
 const ALPHA = providerState("card", {
   totalVramMiB: 16384,
   loadedModelFootprintsMiB: { alpha: 9000 },
   lastProbedAt: "",
 });
 
+/** A live 9000 MiB ticket on "card". */
 function ticket(model: string, over: Partial<Ticket> = {}): Ticket {
-  return {
-    ticketId: `${model}-1`,
-    provider: "card",
-    modelFootprintMiB: 9000,
-    kvCacheFootprintMiB: 0,
-    holderId: "h",
-    claimedAt: new Date(NOW).toISOString(),
-    modelName: model,
-    evicts: {},
-    expiresAt: NOW + 60_000,
-    ...over,
-  };
+  return fixtureTicket("card", model, { ticketId: `${model}-1`, modelFootprintMiB: 9000, ...over });
 }
 
 describe("deciding one claim", () => {

@@ -125,7 +125,6 @@ async function warmConfirmed(
     mirror,
     state: providers.peek(ticket.provider),
     ticket,
-    written,
     liveNowMs: c.o.now() - c.o.leaseGraceMs,
     slots,
     holdsSlot: (t) => c.mine.holdsSlot(t),
