@@ -4,7 +4,7 @@
 import type { Engine } from "../core/engines.js";
 import type { EngineHttp } from "./engine-http.js";
 import { EngineError } from "./errors.js";
-import { type PromSample, readPromSamples } from "./prom-text.js";
+import { meanFirst, type PromSample, readPromSamples, sumFirst } from "./prom-text.js";
 
 export type FixedEngine = Exclude<Engine, "ollama">;
 
@@ -23,6 +23,18 @@ export interface EngineProbe {
   kvCacheUsage?: number | undefined;
   /** The engine answers POST /tokenize. */
   tokenize: boolean;
+}
+
+/** What a prober remembers between probes of one provider (answers that do not change). */
+export interface ProbeMemo {
+  tokenize?: boolean;
+}
+
+/** An engine's /metrics names for its load, each list newest name first. */
+export interface EngineMetricNames {
+  running: readonly string[];
+  waiting: readonly string[];
+  kvCacheUsage: readonly string[];
 }
 
 /** A provider declared as one engine answers as another. */
@@ -98,6 +110,18 @@ export async function fetchOpenAiModels(http: EngineHttp): Promise<OpenAiModels>
 export async function fetchMetrics(http: EngineHttp): Promise<PromSample[]> {
   const a = await http.get("/metrics", "text/plain");
   return a.status === 200 ? readPromSamples(a.text) : [];
+}
+
+/** Running and waiting requests and KV-cache use read from /metrics (undefined where absent). */
+export function readLoad(
+  samples: readonly PromSample[],
+  names: EngineMetricNames,
+): Pick<EngineProbe, "running" | "waiting" | "kvCacheUsage"> {
+  return {
+    running: gauge(sumFirst(samples, names.running)),
+    waiting: gauge(sumFirst(samples, names.waiting)),
+    kvCacheUsage: fraction(meanFirst(samples, names.kvCacheUsage)),
+  };
 }
 
 /** The engine whose metric names these are, by prefix; undefined when none is recognised. */

@@ -6,22 +6,21 @@ import type { EngineHttp } from "./engine-http.js";
 import {
   answersTokenize,
   checkHealth,
+  type EngineMetricNames,
   type EngineProbe,
   fetchMetrics,
   fetchOpenAiModels,
-  fraction,
-  gauge,
   obj,
+  type ProbeMemo,
   positiveInt,
+  readLoad,
 } from "./engine-probe.js";
-import { meanFirst, sumFirst } from "./prom-text.js";
-import type { ProbeMemo } from "./vllm-probe.js";
 
-export const SGLANG_METRICS = {
+export const SGLANG_METRICS: EngineMetricNames = {
   running: ["sglang:num_running_reqs"],
   waiting: ["sglang:num_queue_reqs"],
   kvCacheUsage: ["sglang:token_usage"],
-} as const;
+};
 
 async function serverInfo(http: EngineHttp): Promise<Record<string, unknown>> {
   for (const path of ["/server_info", "/get_server_info"]) {
@@ -61,9 +60,7 @@ export async function probeSglang(http: EngineHttp, memo: ProbeMemo): Promise<En
     models: models.models,
     contextLengths,
     slots: positiveInt(server.max_running_requests),
-    running: gauge(sumFirst(samples, SGLANG_METRICS.running)),
-    waiting: gauge(sumFirst(samples, SGLANG_METRICS.waiting)),
-    kvCacheUsage: fraction(meanFirst(samples, SGLANG_METRICS.kvCacheUsage)),
+    ...readLoad(samples, SGLANG_METRICS),
     tokenize: memo.tokenize,
   };
 }
