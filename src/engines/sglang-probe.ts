@@ -22,32 +22,32 @@ export const SGLANG_METRICS: EngineMetricNames = {
   kvCacheUsage: ["sglang:token_usage"],
 };
 
-async function serverInfo(http: EngineHttp): Promise<Record<string, unknown>> {
-  for (const path of ["/server_info", "/get_server_info"]) {
+/** The answer of the first of a route's names (SGLang renamed several) that is an object `ok` accepts. */
+async function firstObject(
+  http: EngineHttp,
+  paths: readonly string[],
+  ok: (o: Record<string, unknown>) => boolean = () => true,
+): Promise<Record<string, unknown> | undefined> {
+  for (const path of paths) {
     const a = await http.get(path);
-    const info = a.status === 200 ? obj(a.json) : undefined;
-    if (info) return info;
-  }
-  return {};
-}
-
-/** SGLang's model info, under either of its names; undefined when neither answers. */
-export async function sglangModelInfo(http: EngineHttp): Promise<Record<string, unknown> | undefined> {
-  for (const path of ["/get_model_info", "/model_info"]) {
-    const a = await http.get(path);
-    const info = a.status === 200 ? obj(a.json) : undefined;
-    if (typeof info?.model_path === "string") return info;
+    const o = a.status === 200 ? obj(a.json) : undefined;
+    if (o && ok(o)) return o;
   }
   return undefined;
 }
 
 export async function probeSglang(http: EngineHttp, memo: ProbeMemo): Promise<EngineProbe> {
-  if (!(await sglangModelInfo(http))) {
+  const info = await firstObject(
+    http,
+    ["/get_model_info", "/model_info"],
+    (o) => typeof o.model_path === "string",
+  );
+  if (!info) {
     throw http.fail("/get_model_info", undefined, "no SGLang /get_model_info or /model_info");
   }
   const [models, server, samples] = await Promise.all([
     fetchOpenAiModels(http),
-    serverInfo(http),
+    firstObject(http, ["/server_info", "/get_server_info"]).then((o) => o ?? {}),
     fetchMetrics(http),
     checkHealth(http),
   ]);
