@@ -146,10 +146,13 @@ export async function checkHealth(http: EngineHttp): Promise<void> {
   throw http.fail("/health", a, `not healthy (status ${a.status})`);
 }
 
-/** POST /tokenize answered once, then remembered per provider (a route does not come and go). */
-export async function answersTokenize(http: EngineHttp, body: unknown): Promise<boolean> {
-  const a = await http.post("/tokenize", body);
-  return a.status === 200 && obj(a.json) !== undefined;
+/** Whether POST /tokenize answers: asked at the first probe, then remembered in `memo` (a route does not come and go). */
+export async function answersTokenize(http: EngineHttp, memo: ProbeMemo, body: unknown): Promise<boolean> {
+  if (memo.tokenize === undefined) {
+    const a = await http.post("/tokenize", body);
+    memo.tokenize = a.status === 200 && obj(a.json) !== undefined;
+  }
+  return memo.tokenize;
 }
 
 /**

@@ -47,13 +47,12 @@ export async function probeLlamaCpp(http: EngineHttp, memo: ProbeMemo): Promise<
   if (nCtx !== undefined) for (const m of models.models) contextLengths[m] = nCtx;
   const load = readLoad(samples, LLAMACPP_METRICS);
   load.running ??= await processingSlots(http);
-  memo.tokenize ??= await answersTokenize(http, { content: "probe" });
   return {
     engine: "llamacpp",
     models: models.models,
     contextLengths,
     slots: positiveInt(p.total_slots),
     ...load,
-    tokenize: memo.tokenize,
+    tokenize: await answersTokenize(http, memo, { content: "probe" }),
   };
 }

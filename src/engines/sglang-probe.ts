@@ -54,13 +54,12 @@ export async function probeSglang(http: EngineHttp, memo: ProbeMemo): Promise<En
   const ctx = positiveInt(server.context_length);
   const contextLengths: Record<string, number> = { ...models.contextLengths };
   if (ctx !== undefined) for (const m of models.models) contextLengths[m] ??= ctx;
-  memo.tokenize ??= await answersTokenize(http, { model: models.models[0], prompt: "probe" });
   return {
     engine: "sglang",
     models: models.models,
     contextLengths,
     slots: positiveInt(server.max_running_requests),
     ...readLoad(samples, SGLANG_METRICS),
-    tokenize: memo.tokenize,
+    tokenize: await answersTokenize(http, memo, { model: models.models[0], prompt: "probe" }),
   };
 }

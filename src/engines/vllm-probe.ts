@@ -36,11 +36,10 @@ export async function probeVllm(http: EngineHttp, memo: ProbeMemo): Promise<Engi
   }
   const other = engineOfMetrics(samples);
   if (other !== undefined && other !== "vllm") throw new EngineMismatchError(http.baseUrl, "vllm", other);
-  memo.tokenize ??= await answersTokenize(http, { model: models.models[0], prompt: "probe" });
   return {
     engine: "vllm",
     ...models,
     ...readLoad(samples, VLLM_METRICS),
-    tokenize: memo.tokenize,
+    tokenize: await answersTokenize(http, memo, { model: models.models[0], prompt: "probe" }),
   };
 }
