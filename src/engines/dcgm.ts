@@ -1,8 +1,8 @@
 // Reading framebuffer memory from a DCGM exporter's /metrics (Prometheus text format):
 // DCGM_FI_DEV_FB_TOTAL / _USED / _FREE (and _RESERVED when present), MiB, summed over GPUs.
-import { Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import { EngineError } from "./errors.js";
-import { call } from "./http.js";
+import { call, clientAgent } from "./http.js";
 import { readPromSamples } from "./prom-text.js";
 
 export interface DcgmFramebuffer {
@@ -54,7 +54,7 @@ export async function readDcgmFramebuffer(
 ): Promise<DcgmFramebuffer> {
   const parsed = new URL(url);
   const timeoutMs = opts.timeoutMs ?? 5000;
-  sharedAgent ??= new Agent({ connect: { timeout: 5000 }, keepAliveTimeout: 4000 });
+  sharedAgent ??= clientAgent(5000);
   const res = await call(opts.dispatcher ?? sharedAgent, parsed.origin, {
     method: "GET",
     path: parsed.pathname + parsed.search,

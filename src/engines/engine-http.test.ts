@@ -3,9 +3,11 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngineHttp } from "./engine-http.js";
+import { answersTokenize, type ProbeMemo } from "./engine-probe.js";
 
 let server: Server;
 let url: string;
+let tokenizeCalls = 0;
 beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === "/big") {
@@ -13,6 +15,9 @@ beforeAll(async () => {
       const chunk = "x".repeat(64 * 1024);
       for (let i = 0; i < 32; i++) res.write(chunk); // 2 MiB
       res.end();
+    } else if (req.url === "/tokenize") {
+      tokenizeCalls++;
+      req.resume().on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
     } else if (req.url === "/small") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
     } else res.writeHead(404).end("not here");
@@ -35,6 +40,15 @@ describe("EngineHttp", () => {
     const http = new EngineHttp({ baseUrl: url, maxBytes: 4 * 1024 * 1024 });
     expect((await http.get("/big")).text.length).toBe(2 * 1024 * 1024);
     expect(await http.get("/nope")).toEqual({ status: 404, text: "not here", json: undefined });
+    await http.close();
+  });
+
+  it("asks POST /tokenize once per memo, then answers from it", async () => {
+    const http = new EngineHttp({ baseUrl: url });
+    const memo: ProbeMemo = {};
+    expect(await answersTokenize(http, memo, { content: "probe" })).toBe(true);
+    expect(await answersTokenize(http, memo, { content: "probe" })).toBe(true);
+    expect(tokenizeCalls).toBe(1);
     await http.close();
   });
 });

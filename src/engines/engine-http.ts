@@ -1,9 +1,9 @@
 // The engines' probe calls: GET or POST with a deadline and a bounded answer. An error status
 // is returned (a probe decides what a 404 means: an endpoint the engine does not have, or a
 // wrong engine), never thrown; refusals, timeouts and broken connections throw EngineError.
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { EngineError } from "./errors.js";
-import { call } from "./http.js";
+import { call, clientAgent, normalizeBaseUrl } from "./http.js";
 
 /** No probe answer is legitimately larger: /metrics of a busy engine is tens of KiB. */
 export const PROBE_MAX_BYTES = 4 * 1024 * 1024;
@@ -34,23 +34,12 @@ export class EngineHttp {
   private readonly headers: Record<string, string> | undefined;
 
   constructor(o: EngineHttpOptions) {
-    let url: URL;
-    try {
-      url = new URL(o.baseUrl);
-    } catch {
-      throw new EngineError("protocol", "not a valid base URL", {
-        endpoint: String(o.baseUrl),
-        operation: "configure",
-      });
-    }
-    this.baseUrl = url.origin + url.pathname.replace(/\/+$/, "");
+    this.baseUrl = normalizeBaseUrl(o.baseUrl);
     this.timeoutMs = o.timeoutMs ?? 5000;
     this.maxBytes = o.maxBytes ?? PROBE_MAX_BYTES;
     this.headers = o.headers;
     this.ownsDispatcher = o.dispatcher === undefined;
-    this.dispatcher =
-      o.dispatcher ??
-      new Agent({ connect: { timeout: Math.min(this.timeoutMs, 5000) }, keepAliveTimeout: 4000 });
+    this.dispatcher = o.dispatcher ?? clientAgent(Math.min(this.timeoutMs, 5000));
   }
 
   async get(path: string, accept = "application/json"): Promise<EngineAnswer> {

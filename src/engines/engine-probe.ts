@@ -4,7 +4,7 @@
 import type { Engine } from "../core/engines.js";
 import type { EngineHttp } from "./engine-http.js";
 import { EngineError } from "./errors.js";
-import { type PromSample, readPromSamples } from "./prom-text.js";
+import { meanFirst, type PromSample, readPromSamples, sumFirst } from "./prom-text.js";
 
 export type FixedEngine = Exclude<Engine, "ollama">;
 
@@ -23,6 +23,18 @@ export interface EngineProbe {
   kvCacheUsage?: number | undefined;
   /** The engine answers POST /tokenize. */
   tokenize: boolean;
+}
+
+/** What a prober remembers between probes of one provider (answers that do not change). */
+export interface ProbeMemo {
+  tokenize?: boolean;
+}
+
+/** An engine's /metrics names for its load, each list newest name first. */
+export interface EngineMetricNames {
+  running: readonly string[];
+  waiting: readonly string[];
+  kvCacheUsage: readonly string[];
 }
 
 /** A provider declared as one engine answers as another. */
@@ -100,6 +112,18 @@ export async function fetchMetrics(http: EngineHttp): Promise<PromSample[]> {
   return a.status === 200 ? readPromSamples(a.text) : [];
 }
 
+/** Running and waiting requests and KV-cache use read from /metrics (undefined where absent). */
+export function readLoad(
+  samples: readonly PromSample[],
+  names: EngineMetricNames,
+): Pick<EngineProbe, "running" | "waiting" | "kvCacheUsage"> {
+  return {
+    running: gauge(sumFirst(samples, names.running)),
+    waiting: gauge(sumFirst(samples, names.waiting)),
+    kvCacheUsage: fraction(meanFirst(samples, names.kvCacheUsage)),
+  };
+}
+
 /** The engine whose metric names these are, by prefix; undefined when none is recognised. */
 export function engineOfMetrics(samples: readonly PromSample[]): FixedEngine | undefined {
   for (const [prefix, engine] of [
@@ -122,10 +146,13 @@ export async function checkHealth(http: EngineHttp): Promise<void> {
   throw http.fail("/health", a, `not healthy (status ${a.status})`);
 }
 
-/** POST /tokenize answered once, then remembered per provider (a route does not come and go). */
-export async function answersTokenize(http: EngineHttp, body: unknown): Promise<boolean> {
-  const a = await http.post("/tokenize", body);
-  return a.status === 200 && obj(a.json) !== undefined;
+/** Whether POST /tokenize answers: asked at the first probe, then remembered in `memo` (a route does not come and go). */
+export async function answersTokenize(http: EngineHttp, memo: ProbeMemo, body: unknown): Promise<boolean> {
+  if (memo.tokenize === undefined) {
+    const a = await http.post("/tokenize", body);
+    memo.tokenize = a.status === 200 && obj(a.json) !== undefined;
+  }
+  return memo.tokenize;
 }
 
 /**

@@ -3,12 +3,18 @@
 // `spec.engine` is reported as such (EngineMismatchError) rather than as a provider down.
 import type { Engine } from "../core/engines.js";
 import { EngineHttp, type EngineHttpOptions } from "./engine-http.js";
-import { detectEngine, EngineMismatchError, type EngineProbe, type FixedEngine } from "./engine-probe.js";
+import {
+  detectEngine,
+  EngineMismatchError,
+  type EngineProbe,
+  type FixedEngine,
+  type ProbeMemo,
+} from "./engine-probe.js";
 import { isEngineError } from "./errors.js";
 import { probeLlamaCpp } from "./llamacpp-probe.js";
 import { probeOpenAi } from "./openai-probe.js";
 import { probeSglang } from "./sglang-probe.js";
-import { type ProbeMemo, probeVllm } from "./vllm-probe.js";
+import { probeVllm } from "./vllm-probe.js";
 
 export class EngineProber {
   readonly engine: FixedEngine;

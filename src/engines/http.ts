@@ -1,5 +1,5 @@
 // One HTTP call over undici with a deadline, mapped onto EngineError.
-import { type Dispatcher, request } from "undici";
+import { Agent, type Dispatcher, request } from "undici";
 import { EngineError } from "./errors.js";
 
 export interface CallOptions {
@@ -16,6 +16,25 @@ export interface CallOptions {
 export interface CallResult {
   status: number;
   text: string;
+}
+
+/** A client's base URL without trailing slashes; EngineError "protocol" when it is not a URL. */
+export function normalizeBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new EngineError("protocol", "not a valid base URL", {
+      endpoint: String(raw),
+      operation: "configure",
+    });
+  }
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+/** The keep-alive connection pool a client owns when it is given none. */
+export function clientAgent(connectTimeoutMs: number): Agent {
+  return new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: 4000 });
 }
 
 const REFUSED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
@@ -39,6 +58,25 @@ function errCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The body as text, destroyed and failed as "protocol" once it passes `max` bytes. */
+async function boundedText(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  max: number,
+  where: { endpoint: string; operation: string },
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      throw new EngineError("protocol", `answer larger than ${max} bytes`, where);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** Sends one request; throws EngineError for refusals, timeouts and broken connections. */
 export async function call(
   dispatcher: Dispatcher,
@@ -56,22 +94,6 @@ export async function call(
     headers["content-type"] = "application/json";
   }
   try {
-    const boundedText = async (body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of body) {
-        size += chunk.length;
-        if (size > max) {
-          body.destroy();
-          throw new EngineError("protocol", `answer larger than ${max} bytes`, {
-            endpoint: baseUrl,
-            operation,
-          });
-        }
-        chunks.push(chunk);
-      }
-      return Buffer.concat(chunks).toString("utf8");
-    };
     const res = await request(new URL(opts.path, baseUrl), {
       method: opts.method,
       headers,
@@ -82,7 +104,10 @@ export async function call(
       bodyTimeout: opts.timeoutMs,
     });
     if (opts.maxBytes === undefined) return { status: res.statusCode, text: await res.body.text() };
-    return { status: res.statusCode, text: await boundedText(res.body, opts.maxBytes) };
+    return {
+      status: res.statusCode,
+      text: await boundedText(res.body, opts.maxBytes, { endpoint: baseUrl, operation }),
+    };
   } catch (err) {
     if (err instanceof EngineError) throw err;
     const code = errCode(err);

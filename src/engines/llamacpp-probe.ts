@@ -7,22 +7,21 @@ import type { EngineHttp } from "./engine-http.js";
 import {
   answersTokenize,
   checkHealth,
+  type EngineMetricNames,
   type EngineProbe,
   fetchMetrics,
   fetchOpenAiModels,
-  fraction,
-  gauge,
   obj,
+  type ProbeMemo,
   positiveInt,
+  readLoad,
 } from "./engine-probe.js";
-import { meanFirst, sumFirst } from "./prom-text.js";
-import type { ProbeMemo } from "./vllm-probe.js";
 
-export const LLAMACPP_METRICS = {
+export const LLAMACPP_METRICS: EngineMetricNames = {
   running: ["llamacpp:requests_processing"],
   waiting: ["llamacpp:requests_deferred"],
   kvCacheUsage: ["llamacpp:kv_cache_usage_ratio"],
-} as const;
+};
 
 /** Slots processing now, from GET /slots (an array of slots with `is_processing`). */
 async function processingSlots(http: EngineHttp): Promise<number | undefined> {
@@ -46,17 +45,14 @@ export async function probeLlamaCpp(http: EngineHttp, memo: ProbeMemo): Promise<
   const nCtx = positiveInt(settings?.n_ctx);
   const contextLengths: Record<string, number> = {};
   if (nCtx !== undefined) for (const m of models.models) contextLengths[m] = nCtx;
-  let running = gauge(sumFirst(samples, LLAMACPP_METRICS.running));
-  if (running === undefined) running = await processingSlots(http);
-  memo.tokenize ??= await answersTokenize(http, { content: "probe" });
+  const load = readLoad(samples, LLAMACPP_METRICS);
+  load.running ??= await processingSlots(http);
   return {
     engine: "llamacpp",
     models: models.models,
     contextLengths,
     slots: positiveInt(p.total_slots),
-    running,
-    waiting: gauge(sumFirst(samples, LLAMACPP_METRICS.waiting)),
-    kvCacheUsage: fraction(meanFirst(samples, LLAMACPP_METRICS.kvCacheUsage)),
-    tokenize: memo.tokenize,
+    ...load,
+    tokenize: await answersTokenize(http, memo, { content: "probe" }),
   };
 }

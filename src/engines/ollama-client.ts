@@ -1,9 +1,9 @@
 // A client of Ollama's management API over undici: version, ps, tags, show, load, unload.
 // Every call has a deadline; every failure is an EngineError (refused, timeout, network,
 // http, protocol). Answers are checked for the fields the callers rely on.
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { EngineError } from "./errors.js";
-import { call } from "./http.js";
+import { call, clientAgent, normalizeBaseUrl } from "./http.js";
 import type {
   OllamaGenerateResponse,
   OllamaKeepAlive,
@@ -46,26 +46,13 @@ export class OllamaClient {
   private readonly headers: Record<string, string> | undefined;
 
   constructor(options: OllamaClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new EngineError("protocol", "not a valid base URL", {
-        endpoint: String(options.baseUrl),
-        operation: "configure",
-      });
-    }
-    this.baseUrl = url.origin + url.pathname.replace(/\/+$/, "");
+    this.baseUrl = normalizeBaseUrl(options.baseUrl);
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 600_000;
     this.headers = options.headers;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: options.connectTimeoutMs ?? Math.min(this.timeoutMs, 5000) },
-        keepAliveTimeout: 4000,
-      });
+      options.dispatcher ?? clientAgent(options.connectTimeoutMs ?? Math.min(this.timeoutMs, 5000));
   }
 
   private async json(

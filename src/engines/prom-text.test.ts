@@ -1,6 +1,6 @@
 // The shared Prometheus text reader, on literal /metrics texts in each engine's format.
 import { describe, expect, it } from "vitest";
-import { engineOfMetrics, fraction, gauge } from "./engine-probe.js";
+import { type EngineMetricNames, engineOfMetrics, fraction, gauge, readLoad } from "./engine-probe.js";
 import { LLAMACPP_METRICS } from "./llamacpp-probe.js";
 import { meanFirst, readPromLine, readPromSamples, sumFirst } from "./prom-text.js";
 import { SGLANG_METRICS } from "./sglang-probe.js";
@@ -62,17 +62,10 @@ sglang:token_usage{model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.28
 sglang:num_queue_reqs{model_name="meta-llama/Llama-3.1-8B-Instruct"} 3.0
 `;
 
-function read(
-  text: string,
-  names: { running: readonly string[]; waiting: readonly string[]; kvCacheUsage: readonly string[] },
-) {
+function read(text: string, names: EngineMetricNames) {
   const s = readPromSamples(text);
-  return {
-    engine: engineOfMetrics(s),
-    running: gauge(sumFirst(s, names.running)),
-    waiting: gauge(sumFirst(s, names.waiting)),
-    kv: fraction(meanFirst(s, names.kvCacheUsage)),
-  };
+  const load = readLoad(s, names);
+  return { engine: engineOfMetrics(s), running: load.running, waiting: load.waiting, kv: load.kvCacheUsage };
 }
 
 describe("engine metrics", () => {

@@ -6,64 +6,60 @@ import type { EngineHttp } from "./engine-http.js";
 import {
   answersTokenize,
   checkHealth,
+  type EngineMetricNames,
   type EngineProbe,
   fetchMetrics,
   fetchOpenAiModels,
-  fraction,
-  gauge,
   obj,
+  type ProbeMemo,
   positiveInt,
+  readLoad,
 } from "./engine-probe.js";
-import { meanFirst, sumFirst } from "./prom-text.js";
-import type { ProbeMemo } from "./vllm-probe.js";
 
-export const SGLANG_METRICS = {
+export const SGLANG_METRICS: EngineMetricNames = {
   running: ["sglang:num_running_reqs"],
   waiting: ["sglang:num_queue_reqs"],
   kvCacheUsage: ["sglang:token_usage"],
-} as const;
+};
 
-async function serverInfo(http: EngineHttp): Promise<Record<string, unknown>> {
-  for (const path of ["/server_info", "/get_server_info"]) {
+/** The answer of the first of a route's names (SGLang renamed several) that is an object `ok` accepts. */
+async function firstObject(
+  http: EngineHttp,
+  paths: readonly string[],
+  ok: (o: Record<string, unknown>) => boolean = () => true,
+): Promise<Record<string, unknown> | undefined> {
+  for (const path of paths) {
     const a = await http.get(path);
-    const info = a.status === 200 ? obj(a.json) : undefined;
-    if (info) return info;
-  }
-  return {};
-}
-
-/** SGLang's model info, under either of its names; undefined when neither answers. */
-export async function sglangModelInfo(http: EngineHttp): Promise<Record<string, unknown> | undefined> {
-  for (const path of ["/get_model_info", "/model_info"]) {
-    const a = await http.get(path);
-    const info = a.status === 200 ? obj(a.json) : undefined;
-    if (typeof info?.model_path === "string") return info;
+    const o = a.status === 200 ? obj(a.json) : undefined;
+    if (o && ok(o)) return o;
   }
   return undefined;
 }
 
 export async function probeSglang(http: EngineHttp, memo: ProbeMemo): Promise<EngineProbe> {
-  if (!(await sglangModelInfo(http))) {
+  const info = await firstObject(
+    http,
+    ["/get_model_info", "/model_info"],
+    (o) => typeof o.model_path === "string",
+  );
+  if (!info) {
     throw http.fail("/get_model_info", undefined, "no SGLang /get_model_info or /model_info");
   }
   const [models, server, samples] = await Promise.all([
     fetchOpenAiModels(http),
-    serverInfo(http),
+    firstObject(http, ["/server_info", "/get_server_info"]).then((o) => o ?? {}),
     fetchMetrics(http),
     checkHealth(http),
   ]);
   const ctx = positiveInt(server.context_length);
   const contextLengths: Record<string, number> = { ...models.contextLengths };
   if (ctx !== undefined) for (const m of models.models) contextLengths[m] ??= ctx;
-  memo.tokenize ??= await answersTokenize(http, { model: models.models[0], prompt: "probe" });
   return {
     engine: "sglang",
     models: models.models,
     contextLengths,
     slots: positiveInt(server.max_running_requests),
-    running: gauge(sumFirst(samples, SGLANG_METRICS.running)),
-    waiting: gauge(sumFirst(samples, SGLANG_METRICS.waiting)),
-    kvCacheUsage: fraction(meanFirst(samples, SGLANG_METRICS.kvCacheUsage)),
-    tokenize: memo.tokenize,
+    ...readLoad(samples, SGLANG_METRICS),
+    tokenize: await answersTokenize(http, memo, { model: models.models[0], prompt: "probe" }),
   };
 }

@@ -7,25 +7,21 @@ import type { EngineHttp } from "./engine-http.js";
 import {
   answersTokenize,
   checkHealth,
+  type EngineMetricNames,
   EngineMismatchError,
   type EngineProbe,
   engineOfMetrics,
   fetchMetrics,
   fetchOpenAiModels,
-  fraction,
-  gauge,
+  type ProbeMemo,
+  readLoad,
 } from "./engine-probe.js";
-import { meanFirst, sumFirst } from "./prom-text.js";
 
-export const VLLM_METRICS = {
+export const VLLM_METRICS: EngineMetricNames = {
   running: ["vllm:num_requests_running"],
   waiting: ["vllm:num_requests_waiting"],
   kvCacheUsage: ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
-} as const;
-
-export interface ProbeMemo {
-  tokenize?: boolean;
-}
+};
 
 export async function probeVllm(http: EngineHttp, memo: ProbeMemo): Promise<EngineProbe> {
   const [models, samples] = await Promise.all([
@@ -40,13 +36,10 @@ export async function probeVllm(http: EngineHttp, memo: ProbeMemo): Promise<Engi
   }
   const other = engineOfMetrics(samples);
   if (other !== undefined && other !== "vllm") throw new EngineMismatchError(http.baseUrl, "vllm", other);
-  memo.tokenize ??= await answersTokenize(http, { model: models.models[0], prompt: "probe" });
   return {
     engine: "vllm",
     ...models,
-    running: gauge(sumFirst(samples, VLLM_METRICS.running)),
-    waiting: gauge(sumFirst(samples, VLLM_METRICS.waiting)),
-    kvCacheUsage: fraction(meanFirst(samples, VLLM_METRICS.kvCacheUsage)),
-    tokenize: memo.tokenize,
+    ...readLoad(samples, VLLM_METRICS),
+    tokenize: await answersTokenize(http, memo, { model: models.models[0], prompt: "probe" }),
   };
 }

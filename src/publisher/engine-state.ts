@@ -9,13 +9,9 @@
 // configured one, else for vLLM its default max_num_seqs (256; vLLM publishes no count), else 1.
 import type { ProviderState } from "../core/shapes.js";
 import type { EngineProbe } from "../engines/index.js";
-import { formatProbedAt, type ProviderProbeConfig } from "./provider-state.js";
+import { count, formatProbedAt, type ProviderProbeConfig } from "./provider-state.js";
 
 export const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
-
-function count(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
-}
 
 /**
  * A fixed-model engine takes its card whole at start (weights, then the KV cache in what is
@@ -39,6 +35,7 @@ export function toEngineProviderState(
   }
   const contexts = Object.values(loadedModelContextLengths);
   const dcgmTotal = count(dcgm?.totalMiB);
+  const totalVramMiB = dcgmTotal > 0 ? dcgmTotal : count(config.totalVramMiB);
   const slots =
     count(probe.slots) ||
     count(config.maxParallel) ||
@@ -52,11 +49,8 @@ export function toEngineProviderState(
     loadedModels: [...probe.models],
     ready: true,
     lastProbedAt: formatProbedAt(probedAt),
-    totalVramMiB: dcgmTotal > 0 ? dcgmTotal : count(config.totalVramMiB),
-    loadedModelFootprintsMiB: footprints(
-      probe.models,
-      dcgmTotal > 0 ? dcgmTotal : count(config.totalVramMiB),
-    ),
+    totalVramMiB,
+    loadedModelFootprintsMiB: footprints(probe.models, totalVramMiB),
     availableModelFootprintsMiB: {},
     contextLength: contexts.length > 0 ? Math.max(...contexts) : count(config.contextLength),
     loadedModelContextLengths,

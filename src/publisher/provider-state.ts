@@ -61,7 +61,8 @@ export function formatProbedAt(at: Date | number | string): string {
   return `${d.toISOString().slice(0, 19)}Z`;
 }
 
-function count(v: unknown): number {
+/** A whole number > 0, else 0 (what the state's counts and sizes take from probes and config). */
+export function count(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
 }
 
