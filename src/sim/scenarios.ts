@@ -3,6 +3,7 @@
 // discussion traffic. A scenario's structure is fixed; only the traffic depends on the seed.
 import type { Candidate } from "../core/index.js";
 import { Rng } from "../prng/index.js";
+import type { SimFixedEngineConfig } from "./fixed-engine.js";
 
 export interface ScenarioGpu {
   name: string;
@@ -13,13 +14,7 @@ export interface ScenarioGpu {
    * `serves` only, runs up to `slots` requests at once while their prompts fit `kvTokens`, each
    * slowed by `slowdown` per other request running.
    */
-  fixed?: {
-    engine: "vllm" | "llamacpp" | "sglang";
-    serves: string[];
-    slots: number;
-    kvTokens: number;
-    slowdown: number;
-  };
+  fixed?: Pick<SimFixedEngineConfig, "engine" | "serves" | "slots" | "kvTokens" | "slowdown">;
 }
 
 export interface ScenarioModel {
