@@ -5,6 +5,7 @@
 import type { Dispatcher } from "undici";
 import { round3 } from "../lib/measure.js";
 import { percentile } from "../lib/report.js";
+import { pairedRounds } from "./paired.js";
 
 export const EMBED_MODEL = "nomic-embed-text";
 
@@ -73,17 +74,13 @@ export async function runEmbedCase(
   // Warm-up: the model loads, the proxy learns the context it runs with, connections open.
   await embedRound(dispatcher, direct, 1, 1, batch, 0);
   await embedRound(dispatcher, proxied, callers, 1, batch, 0);
-  const d: number[] = [];
-  const p: number[] = [];
-  for (let r = 1; r <= rounds; r++) {
-    if (r % 2 === 0) {
-      d.push(await embedRound(dispatcher, direct, callers, calls, batch, r));
-      p.push(await embedRound(dispatcher, proxied, callers, calls, batch, r));
-    } else {
-      p.push(await embedRound(dispatcher, proxied, callers, calls, batch, r));
-      d.push(await embedRound(dispatcher, direct, callers, calls, batch, r));
-    }
-  }
+  // Numbered from 1: round 0 is the warm-up's.
+  const { d, p } = await pairedRounds(
+    rounds,
+    (r) => embedRound(dispatcher, direct, callers, calls, batch, r),
+    (r) => embedRound(dispatcher, proxied, callers, calls, batch, r),
+    1,
+  );
   const ratios = d.map((x, k) => (p[k] as number) / x);
   return {
     embed_callers: callers,

@@ -30,6 +30,7 @@ import { fileURLToPath } from "node:url";
 import { Agent, type Dispatcher } from "undici";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import { EMBED_MODEL, runEmbedCase } from "./embed.js";
+import { pairedRounds, round2, type StreamCase, type StreamRound, streamCase } from "./paired.js";
 import { ENGINE_MODEL, runTranslatedCase, warmTranslated } from "./translated.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -126,9 +127,7 @@ async function stream(
   };
 }
 
-interface Round {
-  ttfb: number[];
-  tokens: number;
+interface Round extends StreamRound {
   wallMs: number;
   queueWaits: number[];
 }
@@ -144,23 +143,17 @@ async function round(
   const results = await Promise.all(
     Array.from({ length: concurrency }, (_, k) => stream(dispatcher, base, seq * 1000 + k, numPredict)),
   );
+  const tokens = results.reduce((n, r) => n + r.tokens, 0);
+  const wallMs = performance.now() - t0;
   return {
     ttfb: results.map((r) => r.ttfbMs),
-    tokens: results.reduce((n, r) => n + r.tokens, 0),
-    wallMs: performance.now() - t0,
+    rate: tokens / (wallMs / 1000),
+    wallMs,
     queueWaits: results.map((r) => r.queueWaitMs),
   };
 }
 
-interface CaseResult {
-  direct_ttfb_p50_ms: number;
-  proxy_ttfb_p50_ms: number;
-  added_ttfb_p50_ms: number;
-  direct_tokens_per_s: number;
-  proxy_tokens_per_s: number;
-  throughput_ratio: number;
-  throughput_ratio_min: number;
-  throughput_ratio_max: number;
+interface CaseResult extends StreamCase {
   proxied_calls_that_waited: number;
   proxy_queue_wait_max_ms: number;
 }
@@ -173,59 +166,25 @@ async function runCase(
   rounds: number,
   numPredict: number,
 ): Promise<CaseResult> {
-  const d: Round[] = [];
-  const p: Round[] = [];
-  for (let r = 0; r < rounds; r++) {
-    // Alternate which goes first, so that drift hits both alike.
-    if (r % 2 === 0) {
-      d.push(await round(dispatcher, direct, concurrency, r, numPredict));
-      p.push(await round(dispatcher, proxied, concurrency, r, numPredict));
-    } else {
-      p.push(await round(dispatcher, proxied, concurrency, r, numPredict));
-      d.push(await round(dispatcher, direct, concurrency, r, numPredict));
-    }
-  }
-  // Rounds are paired (direct and proxied back to back), and each pair gives a ratio and a
-  // TTFB difference: their medians ride out the load swings of a shared machine.
-  const rate = (x: Round) => x.tokens / (x.wallMs / 1000);
+  const { d, p } = await pairedRounds(
+    rounds,
+    (r) => round(dispatcher, direct, concurrency, r, numPredict),
+    (r) => round(dispatcher, proxied, concurrency, r, numPredict),
+  );
   if (process.env.BENCH_VERBOSE) {
     d.forEach((x, k) => {
       const y = p[k] as Round;
       process.stdout.write(
-        `round ${k}: direct ${Math.round(rate(x))} tok/s ${Math.round(x.wallMs)} ms ttfb ${percentile(x.ttfb, 50).toFixed(1)} | ` +
-          `proxy ${Math.round(rate(y))} tok/s ${Math.round(y.wallMs)} ms ttfb ${percentile(y.ttfb, 50).toFixed(1)} max ${Math.max(...y.ttfb).toFixed(1)}\n`,
+        `round ${k}: direct ${Math.round(x.rate)} tok/s ${Math.round(x.wallMs)} ms ttfb ${percentile(x.ttfb, 50).toFixed(1)} | ` +
+          `proxy ${Math.round(y.rate)} tok/s ${Math.round(y.wallMs)} ms ttfb ${percentile(y.ttfb, 50).toFixed(1)} max ${Math.max(...y.ttfb).toFixed(1)}\n`,
       );
     });
   }
-  const ratios = d.map((x, k) => rate(p[k] as Round) / rate(x));
-  const added = d.map((x, k) => percentile((p[k] as Round).ttfb, 50) - percentile(x.ttfb, 50));
-  const directTtfb = percentile(
-    d.flatMap((x) => x.ttfb),
-    50,
-  );
-  const proxyTtfb = percentile(
-    p.flatMap((x) => x.ttfb),
-    50,
-  );
   return {
-    direct_ttfb_p50_ms: round2(directTtfb),
-    proxy_ttfb_p50_ms: round2(proxyTtfb),
-    added_ttfb_p50_ms: round2(percentile(added, 50)),
-    direct_tokens_per_s: Math.round(percentile(d.map(rate), 50)),
-    proxy_tokens_per_s: Math.round(percentile(p.map(rate), 50)),
-    throughput_ratio: round3(percentile(ratios, 50)),
-    throughput_ratio_min: round3(Math.min(...ratios)),
-    throughput_ratio_max: round3(Math.max(...ratios)),
+    ...streamCase(d, p),
     proxied_calls_that_waited: p.flatMap((x) => x.queueWaits).filter((w) => w > 0).length,
     proxy_queue_wait_max_ms: Math.round(Math.max(0, ...p.flatMap((x) => x.queueWaits))),
   };
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
-}
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
 
 /** Sequential Place+Release over the sidecar's API (Connect JSON over HTTP/1.1) on the warm model. */
@@ -270,29 +229,22 @@ export async function run(args: string[]): Promise<void> {
       `1 stream: ${shortTokens}-token answers, ${rounds * 5} rounds; 32 streams: ${outputTokens}-token answers, ` +
       `${rounds} rounds\n`,
   );
-  const emulator = await startChild("emulator-child.js", {
-    vramMiB: VRAM_MIB,
-    models: { [MODEL]: 4900, [EMBED_MODEL]: 262 },
-    numParallel: PARALLEL,
-    contextLength: CONTEXT,
-    timeScale: 1,
-    tokensPerS,
-    promptTokensPerS: 1_000_000,
-    outputTokens,
-    loadMiBPerS: 1_000_000,
-  });
-  // The OpenAI-only engine of the translated case: a second emulator, the same speeds.
-  const engine = await startChild("emulator-child.js", {
-    vramMiB: VRAM_MIB,
-    models: { [ENGINE_MODEL]: 2600 },
-    numParallel: PARALLEL,
-    contextLength: CONTEXT,
-    timeScale: 1,
-    tokensPerS,
-    promptTokensPerS: 1_000_000,
-    outputTokens,
-    loadMiBPerS: 1_000_000,
-  });
+  // Both emulators run at the same speeds; only the models they hold differ.
+  const startEmulator = (models: Record<string, number>) =>
+    startChild("emulator-child.js", {
+      vramMiB: VRAM_MIB,
+      models,
+      numParallel: PARALLEL,
+      contextLength: CONTEXT,
+      timeScale: 1,
+      tokensPerS,
+      promptTokensPerS: 1_000_000,
+      outputTokens,
+      loadMiBPerS: 1_000_000,
+    });
+  const emulator = await startEmulator({ [MODEL]: 4900, [EMBED_MODEL]: 262 });
+  // The OpenAI-only engine of the translated case: a second emulator.
+  const engine = await startEmulator({ [ENGINE_MODEL]: 2600 });
   let sidecar: Child | undefined;
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
   try {

@@ -4,8 +4,7 @@
 // directly. 1 stream (added TTFB) and 32 streams (throughput), rounds in pairs alternating
 // which goes first; ratio and added TTFB are medians over the pairs.
 import type { Dispatcher } from "undici";
-import { round3 } from "../lib/measure.js";
-import { percentile } from "../lib/report.js";
+import { pairedRounds, type StreamCase, type StreamRound, streamCase } from "./paired.js";
 
 /** The model the OpenAI-only engine serves (a second emulator, published as engine "vllm"). */
 export const ENGINE_MODEL = "qwen3:4b";
@@ -68,11 +67,6 @@ async function streamOne(
   return { ttfbMs, tokens: Number(m[1]) };
 }
 
-interface Round {
-  ttfb: number[];
-  rate: number;
-}
-
 async function round(
   dispatcher: Dispatcher,
   base: string,
@@ -80,7 +74,7 @@ async function round(
   concurrency: number,
   seq: number,
   numPredict: number,
-): Promise<Round> {
+): Promise<StreamRound> {
   const t0 = performance.now();
   const all = await Promise.all(
     Array.from({ length: concurrency }, (_, k) =>
@@ -91,17 +85,6 @@ async function round(
   return { ttfb: all.map((r) => r.ttfbMs), rate: tokens / ((performance.now() - t0) / 1000) };
 }
 
-export interface TranslatedCase {
-  direct_ttfb_p50_ms: number;
-  proxy_ttfb_p50_ms: number;
-  added_ttfb_p50_ms: number;
-  direct_tokens_per_s: number;
-  proxy_tokens_per_s: number;
-  throughput_ratio: number;
-  throughput_ratio_min: number;
-  throughput_ratio_max: number;
-}
-
 /** Paired rounds of `concurrency` streams: direct engine vs translated through the proxy. */
 export async function runTranslatedCase(
   dispatcher: Dispatcher,
@@ -110,53 +93,13 @@ export async function runTranslatedCase(
   concurrency: number,
   rounds: number,
   numPredict: number,
-): Promise<TranslatedCase> {
-  const d: Round[] = [];
-  const p: Round[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const direct = () => round(dispatcher, engine, false, concurrency, r, numPredict);
-    const proxied = () => round(dispatcher, proxy, true, concurrency, r, numPredict);
-    if (r % 2 === 0) {
-      d.push(await direct());
-      p.push(await proxied());
-    } else {
-      p.push(await proxied());
-      d.push(await direct());
-    }
-  }
-  const ratios = d.map((x, k) => (p[k] as Round).rate / x.rate);
-  const added = d.map((x, k) => percentile((p[k] as Round).ttfb, 50) - percentile(x.ttfb, 50));
-  const r2 = (n: number) => Math.round(n * 100) / 100;
-  return {
-    direct_ttfb_p50_ms: r2(
-      percentile(
-        d.flatMap((x) => x.ttfb),
-        50,
-      ),
-    ),
-    proxy_ttfb_p50_ms: r2(
-      percentile(
-        p.flatMap((x) => x.ttfb),
-        50,
-      ),
-    ),
-    added_ttfb_p50_ms: r2(percentile(added, 50)),
-    direct_tokens_per_s: Math.round(
-      percentile(
-        d.map((x) => x.rate),
-        50,
-      ),
-    ),
-    proxy_tokens_per_s: Math.round(
-      percentile(
-        p.map((x) => x.rate),
-        50,
-      ),
-    ),
-    throughput_ratio: round3(percentile(ratios, 50)),
-    throughput_ratio_min: round3(Math.min(...ratios)),
-    throughput_ratio_max: round3(Math.max(...ratios)),
-  };
+): Promise<StreamCase> {
+  const { d, p } = await pairedRounds(
+    rounds,
+    (r) => round(dispatcher, engine, false, concurrency, r, numPredict),
+    (r) => round(dispatcher, proxy, true, concurrency, r, numPredict),
+  );
+  return streamCase(d, p);
 }
 
 /** Warm-up: the engine loads its model, connections open. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { POLICIES, runsPlanner, type SimMetrics, simulate, WALL_CLOCK_FIELDS } from "./engine.js";
-import { homelab, lab, type Scenario } from "./scenarios.js";
+import { CALL_SHAPE, homelab, lab, type Scenario } from "./scenarios.js";
 import { generateWorkload } from "./workload.js";
 
 function twoModelsOneCard(): Scenario {
@@ -24,14 +24,8 @@ function twoModelsOneCard(): Scenario {
     crews: [{ name: "crew", agents: agents.map((a) => a.id) }],
     discussionsPerHour: 60,
     arrivalWindowS: 1800,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
+    ...CALL_SHAPE,
     promptTokensMax: 4000,
-    tolerance: 10,
   };
 }
 

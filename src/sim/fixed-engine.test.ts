@@ -21,31 +21,21 @@ function engine(loop: EventLoop, over: Partial<ConstructorParameters<typeof SimF
   });
 }
 
+/** One 1000 ms call of "m" (which the engine serves, so it never fails): `done` sees its result. */
+function runM(e: SimFixedEngine, done: (r: JobResult) => void = () => undefined, tokens?: number): void {
+  e.run("m", 1000, done, () => undefined, tokens);
+}
+
 describe("SimFixedEngine", () => {
   it("runs a request alone at full speed, and two together each slower (the batch shares the GPU)", () => {
     const loop = new EventLoop();
     const e = engine(loop);
     const done: number[] = [];
-    e.run(
-      "m",
-      1000,
-      () => done.push(loop.now),
-      () => undefined,
-    );
+    runM(e, () => done.push(loop.now));
     loop.run();
     expect(done).toEqual([1000]);
-    e.run(
-      "m",
-      1000,
-      () => done.push(loop.now),
-      () => undefined,
-    );
-    e.run(
-      "m",
-      1000,
-      () => done.push(loop.now),
-      () => undefined,
-    );
+    runM(e, () => done.push(loop.now));
+    runM(e, () => done.push(loop.now));
     loop.run();
     // Two running at speed 1 / (1 + 0.5): 1500 ms each, together (throughput 1.33×).
     expect(done.slice(1)).toEqual([2500, 2500]);
@@ -55,33 +45,15 @@ describe("SimFixedEngine", () => {
     const loop = new EventLoop();
     const e = engine(loop, { slots: 2, slowdown: 0 });
     const results: JobResult[] = [];
-    for (let i = 0; i < 3; i++)
-      e.run(
-        "m",
-        1000,
-        (r) => results.push(r),
-        () => undefined,
-      );
+    for (let i = 0; i < 3; i++) runM(e, (r) => results.push(r));
     expect([e.active, e.queued]).toEqual([2, 1]);
     loop.run();
     expect(results.map((r) => r.totalMs)).toEqual([1000, 1000, 2000]);
     expect(results.every((r) => !r.coldLoad)).toBe(true);
 
     const kv = engine(loop, { slots: 8, kvTokens: 5000, slowdown: 0 });
-    kv.run(
-      "m",
-      1000,
-      () => undefined,
-      () => undefined,
-      3000,
-    );
-    kv.run(
-      "m",
-      1000,
-      () => undefined,
-      () => undefined,
-      3000,
-    );
+    runM(kv, undefined, 3000);
+    runM(kv, undefined, 3000);
     expect([kv.active, kv.queued, kv.kvUsage]).toEqual([1, 1, 0.6]);
   });
 

@@ -32,7 +32,6 @@ interface Job {
 
 export class SimFixedEngine {
   readonly name: string;
-  readonly fixed = true;
   private readonly running: Job[] = [];
   private readonly waiting: Job[] = [];
   private kvUsed = 0;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { type SimResult, simulate } from "./engine.js";
 import { coldLoadsOnFreeRoom, homes, liveWorkEvictions, secondCopies, warmReuse } from "./properties.js";
-import { homelab, lab, type Scenario } from "./scenarios.js";
+import { CALL_SHAPE, homelab, lab, type Scenario } from "./scenarios.js";
 
 // Both of the sidecar's policies: "ours" (expected seconds, the default) and "kubemoot" (the
 // weighted cost). Where they differ by design, each test says so.
@@ -48,14 +48,8 @@ function oneHotModel(agentCount: number, discussionsPerHour: number): Scenario {
     crews: [{ name: "crew", agents: agents.map((a) => a.id) }],
     discussionsPerHour,
     arrivalWindowS: 1800,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
+    ...CALL_SHAPE,
     promptTokensMax: 4000,
-    tolerance: 10,
   };
 }
 

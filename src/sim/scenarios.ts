@@ -3,6 +3,7 @@
 // discussion traffic. A scenario's structure is fixed; only the traffic depends on the seed.
 import type { Candidate } from "../core/index.js";
 import { Rng } from "../prng/index.js";
+import type { SimFixedEngineConfig } from "./fixed-engine.js";
 
 export interface ScenarioGpu {
   name: string;
@@ -13,13 +14,7 @@ export interface ScenarioGpu {
    * `serves` only, runs up to `slots` requests at once while their prompts fit `kvTokens`, each
    * slowed by `slowdown` per other request running.
    */
-  fixed?: {
-    engine: "vllm" | "llamacpp" | "sglang";
-    serves: string[];
-    slots: number;
-    kvTokens: number;
-    slowdown: number;
-  };
+  fixed?: Pick<SimFixedEngineConfig, "engine" | "serves" | "slots" | "kvTokens" | "slowdown">;
 }
 
 export interface ScenarioModel {
@@ -79,6 +74,52 @@ export interface Scenario {
 
 const GiB = 1024;
 
+/** How every scenario's discussions call: its selection, calls, think and call times, prompts. */
+export const CALL_SHAPE = {
+  selectProbability: 0.5,
+  callsMin: 1,
+  callsMax: 3,
+  thinkMeanS: 3,
+  serviceSigma: 0.5,
+  promptTokensMin: 500,
+  promptTokensMax: 6000,
+  tolerance: 10,
+} as const satisfies Partial<Scenario>;
+
+/** Candidates by role; a function picks them per member (its 1-based number within the role). */
+type CrewCandidates = Record<Role, Candidate[] | ((i: number) => Candidate[])>;
+
+/**
+ * Appends one crew to `agents` and `crews`: `crew/coordinator`, then `crew/tooler-1`… and
+ * `crew/analyst-1`…, in that order (a picking function is called in that order too).
+ */
+function addCrew(
+  into: { agents: ScenarioAgent[]; crews: ScenarioCrew[] },
+  crew: string,
+  counts: { toolers: number; analysts: number },
+  candidates: CrewCandidates,
+): void {
+  const ids: string[] = [];
+  const add = (name: string, role: Role, i: number) => {
+    const c = candidates[role];
+    const id = `${crew}/${name}`;
+    into.agents.push({ id, crew, role, candidates: typeof c === "function" ? c(i) : [...c] });
+    ids.push(id);
+  };
+  add("coordinator", "coordinator", 1);
+  for (let i = 1; i <= counts.toolers; i++) add(`tooler-${i}`, "tooler", i);
+  for (let i = 1; i <= counts.analysts; i++) add(`analyst-${i}`, "analyst", i);
+  into.crews.push({ name: crew, agents: ids });
+}
+
+/** Two ranked candidates. */
+function pairOf(a: string, b: string, scores: [number, number]): Candidate[] {
+  return [
+    { model: a, score: scores[0] },
+    { model: b, score: scores[1] },
+  ];
+}
+
 // ── homelab ──────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -99,26 +140,16 @@ export function homelab(): Scenario {
   const agents: ScenarioAgent[] = [];
   const crews: ScenarioCrew[] = [];
   for (const crew of ["alpha", "beta", "gamma"]) {
-    const ids: string[] = [];
-    const add = (name: string, role: Role, candidates: Candidate[]) => {
-      const id = `${crew}/${name}`;
-      agents.push({ id, crew, role, candidates });
-      ids.push(id);
-    };
-    add("coordinator", "coordinator", [{ model: "qwen3:32b", score: 90 }]);
-    for (let i = 1; i <= 4; i++) {
-      add(`tooler-${i}`, "tooler", [
-        { model: "qwen3:8b", score: 80 },
-        { model: "qwen3:14b", score: 74 },
-      ]);
-    }
-    for (let i = 1; i <= 2; i++) {
-      add(`analyst-${i}`, "analyst", [
-        { model: "qwen3:14b", score: 85 },
-        { model: "qwen3:8b", score: 60 },
-      ]);
-    }
-    crews.push({ name: crew, agents: ids });
+    addCrew(
+      { agents, crews },
+      crew,
+      { toolers: 4, analysts: 2 },
+      {
+        coordinator: [{ model: "qwen3:32b", score: 90 }],
+        tooler: pairOf("qwen3:8b", "qwen3:14b", [80, 74]),
+        analyst: pairOf("qwen3:14b", "qwen3:8b", [85, 60]),
+      },
+    );
   }
   return {
     name: "homelab",
@@ -134,14 +165,7 @@ export function homelab(): Scenario {
     crews,
     discussionsPerHour: 60,
     arrivalWindowS: 2 * 3600,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
-    promptTokensMax: 6000,
-    tolerance: 10,
+    ...CALL_SHAPE,
   };
 }
 
@@ -233,27 +257,18 @@ export function lab(): Scenario {
   const crews: ScenarioCrew[] = [];
   mixes.forEach((mix, c) => {
     const crew = `crew-${c + 1}`;
-    const ids: string[] = [];
     const size = sizes[c]!;
     const analysts = size >= 7 ? 3 : 2;
-    const toolers = size - 1 - analysts;
-    const add = (name: string, role: Role, pair: [string, string], scores: [number, number]) => {
-      const id = `${crew}/${name}`;
-      agents.push({
-        id,
-        crew,
-        role,
-        candidates: [
-          { model: pair[0], score: scores[0] },
-          { model: pair[1], score: scores[1] },
-        ],
-      });
-      ids.push(id);
-    };
-    add("coordinator", "coordinator", mix.coord, [95, 88]);
-    for (let i = 1; i <= toolers; i++) add(`tooler-${i}`, "tooler", mix.tool, [80, 73]);
-    for (let i = 1; i <= analysts; i++) add(`analyst-${i}`, "analyst", mix.anal, [85, 78]);
-    crews.push({ name: crew, agents: ids });
+    addCrew(
+      { agents, crews },
+      crew,
+      { toolers: size - 1 - analysts, analysts },
+      {
+        coordinator: pairOf(...mix.coord, [95, 88]),
+        tooler: pairOf(...mix.tool, [80, 73]),
+        analyst: pairOf(...mix.anal, [85, 78]),
+      },
+    );
   });
   const gpus: ScenarioGpu[] = [
     { name: "a100-80g-1", vramMiB: 80 * GiB },
@@ -276,14 +291,7 @@ export function lab(): Scenario {
     crews,
     discussionsPerHour: 150,
     arrivalWindowS: 3600,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
-    promptTokensMax: 6000,
-    tolerance: 10,
+    ...CALL_SHAPE,
   };
 }
 
@@ -329,27 +337,20 @@ export function scale(): Scenario {
     const crew = `crew-${String(c + 1).padStart(2, "0")}`;
     const fam = byFamily.get(families[c % families.length]!)!;
     const alt = byFamily.get(families[(c * 3 + 1) % families.length]!)!;
-    const ids: string[] = [];
-    const add = (name: string, role: Role, a: string, b: string, scores: [number, number]) => {
-      const id = `${crew}/${name}`;
-      agents.push({
-        id,
-        crew,
-        role,
-        candidates: [
-          { model: a, score: scores[0] },
-          { model: b, score: scores[1] },
-        ],
-      });
-      ids.push(id);
-    };
-    add("coordinator", "coordinator", fam[3]!.name, alt[3]!.name, [95, 87]);
-    for (let i = 1; i <= 5; i++) {
-      const pick = rng.chance(0.5) ? 0 : 1;
-      add(`tooler-${i}`, "tooler", fam[pick]!.name, alt[pick]!.name, [80, 72]);
-    }
-    for (let i = 1; i <= 4; i++) add(`analyst-${i}`, "analyst", fam[2]!.name, alt[2]!.name, [85, 77]);
-    crews.push({ name: crew, agents: ids });
+    addCrew(
+      { agents, crews },
+      crew,
+      { toolers: 5, analysts: 4 },
+      {
+        coordinator: pairOf(fam[3]!.name, alt[3]!.name, [95, 87]),
+        // One draw per tooler, in tooler order: the seeded structure stays as it was.
+        tooler: () => {
+          const pick = rng.chance(0.5) ? 0 : 1;
+          return pairOf(fam[pick]!.name, alt[pick]!.name, [80, 72]);
+        },
+        analyst: pairOf(fam[2]!.name, alt[2]!.name, [85, 77]),
+      },
+    );
   }
   const gpus: ScenarioGpu[] = [];
   const pad = (n: number) => String(n).padStart(2, "0");
@@ -367,14 +368,7 @@ export function scale(): Scenario {
     crews,
     discussionsPerHour: 1000,
     arrivalWindowS: 20 * 60,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
-    promptTokensMax: 6000,
-    tolerance: 10,
+    ...CALL_SHAPE,
   };
 }
 
@@ -401,29 +395,16 @@ export function mixed(): Scenario {
   const agents: ScenarioAgent[] = [];
   const crews: ScenarioCrew[] = [];
   for (const crew of ["alpha", "beta"]) {
-    const ids: string[] = [];
-    const add = (name: string, role: Role, candidates: Candidate[]) => {
-      const id = `${crew}/${name}`;
-      agents.push({ id, crew, role, candidates });
-      ids.push(id);
-    };
-    add("coordinator", "coordinator", [
-      { model: "qwen3:14b", score: 90 },
-      { model: VLLM_14B, score: 88 },
-    ]);
-    for (let i = 1; i <= 4; i++) {
-      add(`tooler-${i}`, "tooler", [
-        { model: "qwen3:8b", score: 80 },
-        { model: VLLM_14B, score: 76 },
-      ]);
-    }
-    for (let i = 1; i <= 2; i++) {
-      add(`analyst-${i}`, "analyst", [
-        { model: VLLM_14B, score: 85 },
-        { model: "qwen3:14b", score: 83 },
-      ]);
-    }
-    crews.push({ name: crew, agents: ids });
+    addCrew(
+      { agents, crews },
+      crew,
+      { toolers: 4, analysts: 2 },
+      {
+        coordinator: pairOf("qwen3:14b", VLLM_14B, [90, 88]),
+        tooler: pairOf("qwen3:8b", VLLM_14B, [80, 76]),
+        analyst: pairOf(VLLM_14B, "qwen3:14b", [85, 83]),
+      },
+    );
   }
   return {
     name: "mixed",
@@ -443,14 +424,7 @@ export function mixed(): Scenario {
     crews,
     discussionsPerHour: 60,
     arrivalWindowS: 2 * 3600,
-    selectProbability: 0.5,
-    callsMin: 1,
-    callsMax: 3,
-    thinkMeanS: 3,
-    serviceSigma: 0.5,
-    promptTokensMin: 500,
-    promptTokensMax: 6000,
-    tolerance: 10,
+    ...CALL_SHAPE,
   };
 }
 

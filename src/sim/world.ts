@@ -105,6 +105,16 @@ export class World {
     this.loop.onAfterEach(() => this.policy?.afterEvent());
   }
 
+  /** Every provider: the Ollama cards, then the fixed-model engines (the order states are published in). */
+  get providers(): Array<SimOllama | SimFixedEngine> {
+    return [...this.gpus, ...this.engines];
+  }
+
+  /** The card or engine of that name. */
+  provider(name: string): SimOllama | SimFixedEngine | undefined {
+    return this.gpuByName.get(name) ?? this.engineByName.get(name);
+  }
+
   /** Whether traffic remains (discussions to start or turns to end). */
   get busy(): boolean {
     return this.outstanding > 0;
@@ -129,7 +139,7 @@ export class World {
       this.sc.name,
       this.o.policy,
       this.o.seed,
-      [...this.gpus, ...this.engines],
+      this.providers,
       this.loop.processed,
     );
   }

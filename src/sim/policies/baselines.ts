@@ -17,7 +17,7 @@ export class BaselinePolicy implements SimPolicy {
     private readonly w: World,
     private readonly name: Exclude<PolicyName, "ours" | "kubemoot">,
   ) {
-    for (const g of [...w.gpus, ...w.engines]) this.inFlight.set(g.name, 0);
+    for (const g of w.providers) this.inFlight.set(g.name, 0);
   }
 
   start(): void {
@@ -51,8 +51,16 @@ export class BaselinePolicy implements SimPolicy {
    */
   private holders(model: string): Array<SimOllama | SimFixedEngine> {
     const F = this.w.models.get(model)?.footprintMiB ?? Number.POSITIVE_INFINITY;
-    const cards = this.w.gpus.filter((g) => g.catalog.has(model) && usableMiB(g.config.vramMiB) >= F);
-    return [...cards, ...this.w.engines.filter((e) => e.serves(model))];
+    return [...this.cards(model, F), ...this.enginesServing(model)];
+  }
+
+  /** Ollama cards that have the model and whose usable VRAM could hold `F` MiB, in scenario order. */
+  private cards(model: string, F: number): SimOllama[] {
+    return this.w.gpus.filter((g) => g.catalog.has(model) && usableMiB(g.config.vramMiB) >= F);
+  }
+
+  private enginesServing(model: string): SimFixedEngine[] {
+    return this.w.engines.filter((e) => e.serves(model));
   }
 
   /**
@@ -69,12 +77,12 @@ export class BaselinePolicy implements SimPolicy {
       const model = agent.candidates[0]!.model;
       const F = this.w.models.get(model)?.footprintMiB ?? 0;
       // A model a fixed-model engine serves is bound there (its VRAM is the engine's own).
-      const engines = this.w.engines.filter((e) => e.serves(model));
+      const engines = this.enginesServing(model);
       if (engines.length > 0) {
         this.staticBinding.set(agent.id, engines[rr++ % engines.length]!.name);
         continue;
       }
-      const holders = this.w.gpus.filter((g) => g.catalog.has(model) && usableMiB(g.config.vramMiB) >= F);
+      const holders = this.cards(model, F);
       if (holders.length === 0) continue;
       const fits = (g: SimOllama) => boundModels.get(g.name)!.has(model) || free.get(g.name)! >= F;
       const pool = holders.some(fits) ? holders.filter(fits) : holders;
@@ -95,7 +103,7 @@ export class BaselinePolicy implements SimPolicy {
     switch (this.name) {
       case "static": {
         const name = this.staticBinding.get(agent.id);
-        return name === undefined ? undefined : (this.w.gpuByName.get(name) ?? this.w.engineByName.get(name));
+        return name === undefined ? undefined : this.w.provider(name);
       }
       case "round-robin": {
         const hs = this.holders(model);

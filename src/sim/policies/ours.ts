@@ -59,7 +59,7 @@ export class OursPolicy implements SimPolicy {
   }
 
   start(): void {
-    const all = [...this.w.gpus, ...this.w.engines];
+    const all = this.w.providers;
     all.forEach((g, i) => {
       this.probe(g);
       if (this.probeMs > 0) {
@@ -183,7 +183,7 @@ export class OursPolicy implements SimPolicy {
   ): void {
     const ticket = this.state.addTicket(call.turn.agent.id, provider, model, footprintMiB, coldLoad, evicts);
     this.held.set(call.id, { ticketId: ticket.ticketId, claimedAtMs: this.w.loop.now });
-    const gpu = this.w.gpuByName.get(provider) ?? this.w.engineByName.get(provider)!;
+    const gpu = this.w.provider(provider)!;
     // Claim first, then release: the victims go once the ticket holds the room.
     for (const victim of Object.keys(evicts)) {
       if (gpu instanceof SimFixedEngine)
@@ -263,7 +263,7 @@ export class OursPolicy implements SimPolicy {
   }
 
   private providerOrder(): string[] {
-    return [...this.w.gpus.map((x) => x.name), ...this.w.engines.map((x) => x.name)];
+    return this.w.providers.map((x) => x.name);
   }
 
   /** Probes one GPU's /api/ps and publishes its provider state (as the operator would). */
