@@ -4,12 +4,14 @@
 import type { ServerResponse } from "node:http";
 import { planAnswer } from "../answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "../core.js";
-import { HttpError, parseJsonBody, sendJson } from "../http-util.js";
+import { handleOpenAIEmbeddings } from "../embeddings.js";
+import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
 import { openaiSink, runInference } from "../inference.js";
 import { requireCapabilities } from "../ollama-api.js";
 import { completionSink } from "../openai-completions.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import type { FixedModelGpu } from "./fixed-gpu.js";
+import type { EngineMetrics } from "./metrics.js";
 import type { Personality } from "./personality.js";
 import { chatTokens, tokenizePieces } from "./tokens.js";
 
@@ -26,6 +28,34 @@ export class EngineReply extends Error {
 export interface PersonalityContext {
   readonly p: Personality;
   readonly gpu: FixedModelGpu;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<void>;
+/** A personality's routes by "METHOD /path"; HEAD is looked up as GET. */
+export type PersonalityRoutes = (method: string, path: string) => Handler | undefined;
+
+/**
+ * The routes every personality serves (/metrics and the OpenAI chat, completions and embeddings
+ * routes) with the engine's own table over them, each answering failures in the engine's shape.
+ */
+export function personalityRoutes(
+  pc: PersonalityContext,
+  metrics: EngineMetrics,
+  own: Record<string, Handler>,
+): PersonalityRoutes {
+  const shared: Record<string, Handler> = {
+    "GET /metrics": async (ctx) => {
+      const m = await metrics.render();
+      sendText(ctx.res, 200, m.text, m.contentType);
+    },
+    "POST /v1/chat/completions": (ctx) => personalityChat(pc, ctx),
+    "POST /v1/completions": (ctx) => personalityCompletions(pc, ctx),
+    "POST /v1/embeddings": handleOpenAIEmbeddings,
+  };
+  const table = new Map(
+    Object.entries({ ...shared, ...own }).map(([route, fn]) => [route, engineHandler(pc.p, fn)]),
+  );
+  return (method, path) => table.get(`${method === "HEAD" ? "GET" : method} ${path}`);
 }
 
 function errorType(status: number): string {
