@@ -2,13 +2,14 @@
 // engine's own model check, context check and error bodies (src/engines/README.md). Answers
 // reuse the emulator's planner and SSE framing (answer.ts, inference.ts).
 import type { ServerResponse } from "node:http";
-import { planAnswer } from "../answer.js";
+import type { AnswerPlan } from "../answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "../core.js";
 import { handleOpenAIEmbeddings } from "../embeddings.js";
 import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
 import { openaiSink, runInference } from "../inference.js";
 import { requireCapabilities } from "../ollama-api.js";
-import { completionSink } from "../openai-completions.js";
+import { openAIChatPlan } from "../openai-api.js";
+import { completionPlan, completionSink } from "../openai-completions.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import type { FixedModelGpu } from "./fixed-gpu.js";
 import type { EngineMetrics } from "./metrics.js";
@@ -174,19 +175,13 @@ export async function personalityChat(pc: PersonalityContext, ctx: RequestContex
   const prompt = chatTokens(req.messages, req.toolsJson);
   const refused = overflow(pc, prompt, req.maxTokens);
   if (refused) throw refused;
-  const last = req.messages[req.messages.length - 1];
   const room = pc.p.gpu.contextLength - prompt;
-  const plan = planAnswer({
-    model: spec.name,
-    lastRole: last?.role ?? "user",
-    lastText: last?.content ?? "",
-    proseTokens: core.config.outputTokens,
-    think: req.think === true,
-    format: req.format,
-    tools: req.tools,
-    toolChoice: req.toolChoice,
-    numPredict: Math.min(req.maxTokens ?? room, room),
-  });
+  const plan = openAIChatPlan(
+    spec.name,
+    req,
+    core.config.outputTokens,
+    Math.min(req.maxTokens ?? room, room),
+  );
   run(core, ctx, pc, prompt, plan, openaiSink(core, ctx.res, model, req.stream, req.includeUsage));
 }
 
@@ -212,17 +207,12 @@ export async function personalityCompletions(pc: PersonalityContext, ctx: Reques
   const refused = overflow(pc, prompt, maxTokens);
   if (refused) throw refused;
   const room = pc.p.gpu.contextLength - prompt;
-  const plan = planAnswer({
-    model: pc.p.spec.name,
-    lastRole: "user",
-    lastText: promptText,
-    proseTokens: core.config.outputTokens,
-    think: false,
-    format: undefined,
-    tools: [],
-    toolChoice: "none",
-    numPredict: Math.min(maxTokens ?? room, room),
-  });
+  const plan = completionPlan(
+    pc.p.spec.name,
+    promptText,
+    core.config.outputTokens,
+    Math.min(maxTokens ?? room, room),
+  );
   run(core, ctx, pc, prompt, plan, completionSink(core, ctx.res, model, body.stream === true, includeUsage));
 }
 
@@ -231,7 +221,7 @@ function run(
   ctx: RequestContext,
   pc: PersonalityContext,
   prompt: number,
-  plan: ReturnType<typeof planAnswer>,
+  plan: AnswerPlan,
   sink: Parameters<typeof runInference>[2],
 ): void {
   runInference(core, ctx.res, sink, {
