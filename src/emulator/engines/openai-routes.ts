@@ -104,6 +104,24 @@ export function engineHandler(
   };
 }
 
+/** The /v1/models entry vLLM and SGLang share (each names itself as owner). */
+export function openaiModelEntry(
+  pc: PersonalityContext,
+  ctx: RequestContext,
+  owner: string,
+): Record<string, unknown> {
+  const id = pc.p.spec.name;
+  return {
+    id,
+    object: "model",
+    created: Math.floor(ctx.core.startedAt / 1000),
+    owned_by: owner,
+    root: id,
+    parent: null,
+    max_model_len: pc.p.gpu.contextLength,
+  };
+}
+
 /** The served model's name for a request naming `model`: vLLM checks it; the others ignore it. */
 export function servedModel(pc: PersonalityContext, model: unknown): string {
   const name = pc.p.spec.name;

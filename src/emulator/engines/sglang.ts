@@ -5,7 +5,7 @@
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
 import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
-import type { Handler, PersonalityContext } from "./openai-routes.js";
+import { type Handler, openaiModelEntry, type PersonalityContext } from "./openai-routes.js";
 import { GPU_MEMORY_UTILIZATION } from "./personality.js";
 import { tokenIds, tokenizePieces } from "./tokens.js";
 
@@ -75,21 +75,7 @@ function serverInfo(pc: PersonalityContext, ctx: RequestContext): void {
 }
 
 function models(pc: PersonalityContext, ctx: RequestContext): void {
-  const id = pc.p.spec.name;
-  sendJson(ctx.res, 200, {
-    object: "list",
-    data: [
-      {
-        id,
-        object: "model",
-        created: Math.floor(ctx.core.startedAt / 1000),
-        owned_by: "sglang",
-        root: id,
-        parent: null,
-        max_model_len: pc.p.gpu.contextLength,
-      },
-    ],
-  });
+  sendJson(ctx.res, 200, { object: "list", data: [openaiModelEntry(pc, ctx, "sglang")] });
 }
 
 /** SGLang's own routes, old and new names (personalityRoutes adds /metrics and the OpenAI routes). */

@@ -5,7 +5,7 @@ import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
 import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
 import { parseOpenAIChatRequest } from "../requests.js";
-import { type Handler, type PersonalityContext, servedModel } from "./openai-routes.js";
+import { type Handler, openaiModelEntry, type PersonalityContext, servedModel } from "./openai-routes.js";
 import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
 
 /** What GET /version reports per --engine-version. */
@@ -33,24 +33,17 @@ async function tokenize(pc: PersonalityContext, ctx: RequestContext): Promise<vo
 }
 
 function models(pc: PersonalityContext, ctx: RequestContext): void {
-  const created = Math.floor(ctx.core.startedAt / 1000);
-  const id = pc.p.spec.name;
+  const entry = openaiModelEntry(pc, ctx, "vllm");
   sendJson(ctx.res, 200, {
     object: "list",
     data: [
       {
-        id,
-        object: "model",
-        created,
-        owned_by: "vllm",
-        root: id,
-        parent: null,
-        max_model_len: pc.p.gpu.contextLength,
+        ...entry,
         permission: [
           {
             id: `modelperm-${ctx.core.config.port}`,
             object: "model_permission",
-            created,
+            created: entry.created,
             allow_create_engine: false,
             allow_sampling: true,
             allow_logprobs: true,
