@@ -2,13 +2,34 @@
 // GET /v1/models. Like Ollama, these requests cannot set num_ctx: they run at the server's
 // default context, so mixing them with /api/chat calls that set num_ctx reloads the model.
 import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
-import { planAnswer } from "./answer.js";
+import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import { openaiSink, runInference } from "./inference.js";
 import { requireCapabilities } from "./ollama-api.js";
-import { parseOpenAIChatRequest } from "./requests.js";
+import { type OpenAIChatRequest, parseOpenAIChatRequest } from "./requests.js";
 import { truncateChat } from "./tokenizer.js";
+
+/** The answer to an OpenAI chat request: its last message, tools and format, cut at numPredict. */
+export function openAIChatPlan(
+  model: string,
+  req: OpenAIChatRequest,
+  proseTokens: number,
+  numPredict: number | undefined,
+): AnswerPlan {
+  const last = req.messages[req.messages.length - 1];
+  return planAnswer({
+    model,
+    lastRole: last?.role ?? "user",
+    lastText: last?.content ?? "",
+    proseTokens,
+    think: req.think === true,
+    format: req.format,
+    tools: req.tools,
+    toolChoice: req.toolChoice,
+    numPredict,
+  });
+}
 
 export async function handleChatCompletions(ctx: RequestContext): Promise<void> {
   const { core } = ctx;
@@ -22,18 +43,7 @@ export async function handleChatCompletions(ctx: RequestContext): Promise<void> 
   const numCtx = core.gpu.effectiveNumCtx(spec.name);
   const toolsTokens = req.toolsJson ? Math.ceil(req.toolsJson.length / 3.5) : 0;
   const cut = truncateChat(req.messages, numCtx, toolsTokens);
-  const last = req.messages[req.messages.length - 1];
-  const plan = planAnswer({
-    model: spec.name,
-    lastRole: last?.role ?? "user",
-    lastText: last?.content ?? "",
-    proseTokens: core.config.outputTokens,
-    think: req.think === true,
-    format: req.format,
-    tools: req.tools,
-    toolChoice: req.toolChoice,
-    numPredict: req.maxTokens,
-  });
+  const plan = openAIChatPlan(spec.name, req, core.config.outputTokens, req.maxTokens);
   runInference(core, ctx.res, openaiSink(core, ctx.res, spec.name, req.stream, req.includeUsage), {
     path: ctx.path,
     model: spec.name,

@@ -106,6 +106,26 @@ export function completionSink(
   };
 }
 
+/** The answer to a plain prompt (no chat template, tools or format), cut at numPredict. */
+export function completionPlan(
+  model: string,
+  prompt: string,
+  proseTokens: number,
+  numPredict: number | undefined,
+): AnswerPlan {
+  return planAnswer({
+    model,
+    lastRole: "user",
+    lastText: prompt,
+    proseTokens,
+    think: false,
+    format: undefined,
+    tools: [],
+    toolChoice: "none",
+    numPredict,
+  });
+}
+
 export async function handleCompletions(ctx: RequestContext): Promise<void> {
   const { core } = ctx;
   const req = parseCompletionRequest(parseJsonBody(await readRequestBody(ctx), "openai.CompletionRequest"));
@@ -115,17 +135,7 @@ export async function handleCompletions(ctx: RequestContext): Promise<void> {
   requireCapabilities(spec, req.model, "generate", {});
   const numCtx = core.gpu.effectiveNumCtx(spec.name);
   const tokens = generatePromptTokens(req.prompt, undefined, false);
-  const plan = planAnswer({
-    model: spec.name,
-    lastRole: "user",
-    lastText: req.prompt,
-    proseTokens: core.config.outputTokens,
-    think: false,
-    format: undefined,
-    tools: [],
-    toolChoice: "none",
-    numPredict: req.maxTokens,
-  });
+  const plan = completionPlan(spec.name, req.prompt, core.config.outputTokens, req.maxTokens);
   runInference(core, ctx.res, completionSink(core, ctx.res, spec.name, req.stream, req.includeUsage), {
     path: ctx.path,
     model: spec.name,

@@ -3,21 +3,33 @@
 import type { ServerResponse } from "node:http";
 import type { Clock } from "../clock.js";
 import type { ResolvedConfig } from "../config.js";
-import type { RequestContext } from "../core.js";
 import { FixedModelGpu } from "./fixed-gpu.js";
 import { llamacppRoutes } from "./llamacpp.js";
 import { engineMetrics } from "./metrics.js";
-import { sendNotFound } from "./openai-routes.js";
-import { type Personality, resolvePersonality } from "./personality.js";
+import {
+  type Handler,
+  type PersonalityContext,
+  type PersonalityRoutes,
+  personalityRoutes,
+  sendNotFound,
+} from "./openai-routes.js";
+import { type Personality, type PersonalityEngine, resolvePersonality } from "./personality.js";
 import { sglangRoutes } from "./sglang.js";
 import { vllmRoutes } from "./vllm.js";
 
 export { DEFAULT_SLOTS, ENGINE_LABELS, type Personality } from "./personality.js";
 
+/** Each engine's own routes; personalityRoutes serves the ones they share. */
+const OWN_ROUTES: Record<PersonalityEngine, (pc: PersonalityContext) => Record<string, Handler>> = {
+  vllm: vllmRoutes,
+  llamacpp: llamacppRoutes,
+  sglang: sglangRoutes,
+};
+
 export interface EngineServer {
   readonly personality: Personality;
   readonly gpu: FixedModelGpu;
-  route(method: string, path: string): ((ctx: RequestContext) => Promise<void>) | undefined;
+  route: PersonalityRoutes;
   notFound(res: ServerResponse): void;
 }
 
@@ -26,17 +38,11 @@ export function engineServer(config: ResolvedConfig, clock: Clock): EngineServer
   const personality = resolvePersonality(config);
   const gpu = new FixedModelGpu(personality.spec, personality.gpu, clock);
   const pc = { p: personality, gpu };
-  const metrics = engineMetrics(personality, gpu);
-  const routes =
-    personality.engine === "vllm"
-      ? vllmRoutes(pc, metrics)
-      : personality.engine === "llamacpp"
-        ? llamacppRoutes(pc, metrics)
-        : sglangRoutes(pc, metrics);
+  const route = personalityRoutes(pc, engineMetrics(personality, gpu), OWN_ROUTES[personality.engine](pc));
   return {
     personality,
     gpu,
-    route: routes,
+    route,
     notFound: (res) => sendNotFound(personality, res),
   };
 }

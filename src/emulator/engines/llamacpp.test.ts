@@ -2,28 +2,22 @@
 // and /apply-template against the chat route, /metrics under concurrent requests, context
 // overflow, /api/* 404, and the official openai client (chat and stream).
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
-import { postJson, waitFor } from "../../../test/helpers/emulator-http.js";
-import { samples, scrape, value } from "../../../test/helpers/prom-text.js";
+import { describe, expect, it } from "vitest";
+import { postJson } from "../../../test/helpers/emulator-http.js";
+import {
+  emulatorStarter,
+  samples,
+  scrape,
+  scrapeUntil,
+  value,
+} from "../../../test/helpers/engine-emulator.js";
 import { ManualClock } from "../clock.js";
-import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../index.js";
 
-const open: EmulatorHandle[] = [];
-async function llamacpp(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
-  const emu = await startEmulator({
-    listen: "127.0.0.1:0",
-    engine: "llamacpp",
-    models: { "qwen3:8b": 4863 },
-    contextLength: 8192,
-    timeScale: 0.001,
-    outputTokens: 8,
-    ...options,
-  });
-  open.push(emu);
-  return emu;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((e) => e.close()));
+const llamacpp = emulatorStarter({
+  engine: "llamacpp",
+  models: { "qwen3:8b": 4863 },
+  contextLength: 8192,
+  outputTokens: 8,
 });
 
 const messages = [
@@ -105,16 +99,14 @@ describe("llama.cpp personality: slots and metrics", () => {
     const calls = [1, 2].map((i) =>
       postJson(`${emu.url}/v1/chat/completions`, { messages: [{ role: "user", content: `call ${i}` }] }),
     );
-    const m = await waitFor(async () => {
-      const text = await scrape(emu.url);
-      return value(text, "llamacpp:requests_processing") === 1 &&
-        value(text, "llamacpp:requests_deferred") === 1
-        ? text
-        : "";
-    });
+    const m = await scrapeUntil(
+      emu.url,
+      (now) =>
+        value(now, "llamacpp:requests_processing") === 1 && value(now, "llamacpp:requests_deferred") === 1,
+    );
     // Current builds export no KV-cache gauge; labels are not used.
     expect(samples(m, "llamacpp:kv_cache_usage_ratio")).toHaveLength(0);
-    expect(samples(m, "llamacpp:requests_processing")[0]?.[0]).toEqual({});
+    expect(samples(m, "llamacpp:requests_processing")[0]?.labels).toEqual({});
     const busy = (await (await fetch(`${emu.url}/slots`)).json()) as Array<{ is_processing: boolean }>;
     expect(busy.map((s) => s.is_processing)).toEqual([true]);
     expect((await fetch(`${emu.url}/slots?fail_on_no_slot=1`)).status).toBe(503);
@@ -127,10 +119,7 @@ describe("llama.cpp personality: slots and metrics", () => {
     const clock = new ManualClock();
     const emu = await llamacpp({ clock, engineVersion: "legacy", outputTokens: 30 });
     const call = postJson(`${emu.url}/v1/chat/completions`, { messages });
-    const start = await waitFor(async () => {
-      const text = await scrape(emu.url);
-      return value(text, "llamacpp:requests_processing") === 1 ? text : "";
-    });
+    const start = await scrapeUntil(emu.url, (now) => value(now, "llamacpp:requests_processing") === 1);
     const used0 = value(start, "llamacpp:kv_cache_tokens");
     expect(used0).toBeGreaterThan(0);
     expect(value(start, "llamacpp:kv_cache_usage_ratio")).toBeCloseTo(used0 / 8192, 6);

@@ -4,20 +4,10 @@
 // tokenizing its prompt counts what the chat route counts.
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { handleOpenAIEmbeddings } from "../embeddings.js";
-import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { HttpError, parseJsonBody, sendJson } from "../http-util.js";
 import { parseOpenAIChatRequest } from "../requests.js";
-import type { EngineMetrics } from "./metrics.js";
-import {
-  engineError,
-  engineHandler,
-  type PersonalityContext,
-  personalityChat,
-  personalityCompletions,
-} from "./openai-routes.js";
+import { engineError, type Handler, type PersonalityContext, personalityChat } from "./openai-routes.js";
 import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
-
-type Handler = (ctx: RequestContext) => Promise<void>;
 
 /** What /props reports as build_info per --engine-version. */
 export const LLAMACPP_BUILDS = { current: "b6700-emulated", legacy: "b4500-emulated" } as const;
@@ -129,31 +119,19 @@ function models(pc: PersonalityContext, ctx: RequestContext): void {
   });
 }
 
-export function llamacppRoutes(
-  pc: PersonalityContext,
-  metrics: EngineMetrics,
-): (method: string, path: string) => Handler | undefined {
-  const h = (fn: Handler) => engineHandler(pc.p, fn);
-  const health = h(async (ctx) => sendJson(ctx.res, 200, { status: "ok" }));
-  const list = h(async (ctx) => models(pc, ctx));
-  const chat = h((ctx) => personalityChat(pc, ctx));
-  const table: Record<string, Handler> = {
+/** llama-server's own routes and aliases (personalityRoutes adds /metrics and the OpenAI routes). */
+export function llamacppRoutes(pc: PersonalityContext): Record<string, Handler> {
+  const health: Handler = async (ctx) => sendJson(ctx.res, 200, { status: "ok" });
+  const list: Handler = async (ctx) => models(pc, ctx);
+  return {
     "GET /health": health,
     "GET /v1/health": health,
-    "GET /props": h(async (ctx) => props(pc, ctx)),
-    "GET /slots": h(async (ctx) => slots(pc, ctx)),
-    "GET /metrics": h(async (ctx) => {
-      const m = await metrics.render();
-      sendText(ctx.res, 200, m.text, m.contentType);
-    }),
+    "GET /props": async (ctx) => props(pc, ctx),
+    "GET /slots": async (ctx) => slots(pc, ctx),
     "GET /models": list,
     "GET /v1/models": list,
-    "POST /tokenize": h(tokenize),
-    "POST /apply-template": h(applyTemplate),
-    "POST /chat/completions": chat,
-    "POST /v1/chat/completions": chat,
-    "POST /v1/completions": h((ctx) => personalityCompletions(pc, ctx)),
-    "POST /v1/embeddings": h(handleOpenAIEmbeddings),
+    "POST /tokenize": tokenize,
+    "POST /apply-template": applyTemplate,
+    "POST /chat/completions": (ctx) => personalityChat(pc, ctx),
   };
-  return (method, path) => table[`${method === "HEAD" ? "GET" : method} ${path}`];
 }

@@ -2,14 +2,17 @@
 // engine's own model check, context check and error bodies (src/engines/README.md). Answers
 // reuse the emulator's planner and SSE framing (answer.ts, inference.ts).
 import type { ServerResponse } from "node:http";
-import { planAnswer } from "../answer.js";
+import type { AnswerPlan } from "../answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "../core.js";
-import { HttpError, parseJsonBody, sendJson } from "../http-util.js";
+import { handleOpenAIEmbeddings } from "../embeddings.js";
+import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
 import { openaiSink, runInference } from "../inference.js";
 import { requireCapabilities } from "../ollama-api.js";
-import { completionSink } from "../openai-completions.js";
+import { openAIChatPlan } from "../openai-api.js";
+import { completionPlan, completionSink } from "../openai-completions.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import type { FixedModelGpu } from "./fixed-gpu.js";
+import type { EngineMetrics } from "./metrics.js";
 import type { Personality } from "./personality.js";
 import { chatTokens, tokenizePieces } from "./tokens.js";
 
@@ -26,6 +29,34 @@ export class EngineReply extends Error {
 export interface PersonalityContext {
   readonly p: Personality;
   readonly gpu: FixedModelGpu;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<void>;
+/** A personality's routes by "METHOD /path"; HEAD is looked up as GET. */
+export type PersonalityRoutes = (method: string, path: string) => Handler | undefined;
+
+/**
+ * The routes every personality serves (/metrics and the OpenAI chat, completions and embeddings
+ * routes) with the engine's own table over them, each answering failures in the engine's shape.
+ */
+export function personalityRoutes(
+  pc: PersonalityContext,
+  metrics: EngineMetrics,
+  own: Record<string, Handler>,
+): PersonalityRoutes {
+  const shared: Record<string, Handler> = {
+    "GET /metrics": async (ctx) => {
+      const m = await metrics.render();
+      sendText(ctx.res, 200, m.text, m.contentType);
+    },
+    "POST /v1/chat/completions": (ctx) => personalityChat(pc, ctx),
+    "POST /v1/completions": (ctx) => personalityCompletions(pc, ctx),
+    "POST /v1/embeddings": handleOpenAIEmbeddings,
+  };
+  const table = new Map(
+    Object.entries({ ...shared, ...own }).map(([route, fn]) => [route, engineHandler(pc.p, fn)]),
+  );
+  return (method, path) => table.get(`${method === "HEAD" ? "GET" : method} ${path}`);
 }
 
 function errorType(status: number): string {
@@ -70,6 +101,24 @@ export function engineHandler(
         sendJson(ctx.res, status, engineError(p, status, err instanceof Error ? err.message : String(err)));
       }
     }
+  };
+}
+
+/** The /v1/models entry vLLM and SGLang share (each names itself as owner). */
+export function openaiModelEntry(
+  pc: PersonalityContext,
+  ctx: RequestContext,
+  owner: string,
+): Record<string, unknown> {
+  const id = pc.p.spec.name;
+  return {
+    id,
+    object: "model",
+    created: Math.floor(ctx.core.startedAt / 1000),
+    owned_by: owner,
+    root: id,
+    parent: null,
+    max_model_len: pc.p.gpu.contextLength,
   };
 }
 
@@ -144,19 +193,13 @@ export async function personalityChat(pc: PersonalityContext, ctx: RequestContex
   const prompt = chatTokens(req.messages, req.toolsJson);
   const refused = overflow(pc, prompt, req.maxTokens);
   if (refused) throw refused;
-  const last = req.messages[req.messages.length - 1];
   const room = pc.p.gpu.contextLength - prompt;
-  const plan = planAnswer({
-    model: spec.name,
-    lastRole: last?.role ?? "user",
-    lastText: last?.content ?? "",
-    proseTokens: core.config.outputTokens,
-    think: req.think === true,
-    format: req.format,
-    tools: req.tools,
-    toolChoice: req.toolChoice,
-    numPredict: Math.min(req.maxTokens ?? room, room),
-  });
+  const plan = openAIChatPlan(
+    spec.name,
+    req,
+    core.config.outputTokens,
+    Math.min(req.maxTokens ?? room, room),
+  );
   run(core, ctx, pc, prompt, plan, openaiSink(core, ctx.res, model, req.stream, req.includeUsage));
 }
 
@@ -182,17 +225,12 @@ export async function personalityCompletions(pc: PersonalityContext, ctx: Reques
   const refused = overflow(pc, prompt, maxTokens);
   if (refused) throw refused;
   const room = pc.p.gpu.contextLength - prompt;
-  const plan = planAnswer({
-    model: pc.p.spec.name,
-    lastRole: "user",
-    lastText: promptText,
-    proseTokens: core.config.outputTokens,
-    think: false,
-    format: undefined,
-    tools: [],
-    toolChoice: "none",
-    numPredict: Math.min(maxTokens ?? room, room),
-  });
+  const plan = completionPlan(
+    pc.p.spec.name,
+    promptText,
+    core.config.outputTokens,
+    Math.min(maxTokens ?? room, room),
+  );
   run(core, ctx, pc, prompt, plan, completionSink(core, ctx.res, model, body.stream === true, includeUsage));
 }
 
@@ -201,7 +239,7 @@ function run(
   ctx: RequestContext,
   pc: PersonalityContext,
   prompt: number,
-  plan: ReturnType<typeof planAnswer>,
+  plan: AnswerPlan,
   sink: Parameters<typeof runInference>[2],
 ): void {
   runInference(core, ctx.res, sink, {

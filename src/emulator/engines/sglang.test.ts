@@ -2,28 +2,18 @@
 // against /v1/completions, /metrics under concurrent requests, context overflow, /api/* 404,
 // and the official openai client.
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
-import { postJson, waitFor } from "../../../test/helpers/emulator-http.js";
-import { samples, scrape, value } from "../../../test/helpers/prom-text.js";
+import { describe, expect, it } from "vitest";
+import { postJson } from "../../../test/helpers/emulator-http.js";
+import {
+  emulatorStarter,
+  samples,
+  scrape,
+  scrapeUntil,
+  value,
+} from "../../../test/helpers/engine-emulator.js";
 import { ManualClock } from "../clock.js";
-import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../index.js";
 
-const open: EmulatorHandle[] = [];
-async function sglang(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
-  const emu = await startEmulator({
-    listen: "127.0.0.1:0",
-    engine: "sglang",
-    models: { "qwen3:8b": 4863 },
-    timeScale: 0.001,
-    outputTokens: 8,
-    ...options,
-  });
-  open.push(emu);
-  return emu;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((e) => e.close()));
-});
+const sglang = emulatorStarter({ engine: "sglang", models: { "qwen3:8b": 4863 }, outputTokens: 8 });
 const get = async (url: string) => (await fetch(url)).json() as Promise<Record<string, unknown>>;
 const ask = (content: string) => ({ model: "qwen3:8b", messages: [{ role: "user" as const, content }] });
 
@@ -82,13 +72,11 @@ describe("SGLang personality: slots and metrics", () => {
     const clock = new ManualClock();
     const emu = await sglang({ clock, slots: 2, kvCacheTokens: 4096, contextLength: 2048, outputTokens: 30 });
     const calls = [1, 2, 3, 4].map((i) => postJson(`${emu.url}/v1/chat/completions`, ask(`question ${i}`)));
-    const m = await waitFor(async () => {
-      const text = await scrape(emu.url);
-      return value(text, "sglang:num_running_reqs") === 2 && value(text, "sglang:num_queue_reqs") === 2
-        ? text
-        : "";
-    });
-    expect(samples(m, "sglang:num_running_reqs")[0]?.[0]).toEqual({ model_name: "qwen3:8b" });
+    const m = await scrapeUntil(
+      emu.url,
+      (now) => value(now, "sglang:num_running_reqs") === 2 && value(now, "sglang:num_queue_reqs") === 2,
+    );
+    expect(samples(m, "sglang:num_running_reqs")[0]?.labels).toEqual({ model_name: "qwen3:8b" });
     const usage0 = value(m, "sglang:token_usage");
     expect(usage0).toBeCloseTo(value(m, "sglang:num_used_tokens") / 4096, 6);
     clock.advance(300);

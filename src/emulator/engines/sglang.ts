@@ -4,19 +4,10 @@
 // max_model_len}).
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { handleOpenAIEmbeddings } from "../embeddings.js";
 import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
-import type { EngineMetrics } from "./metrics.js";
-import {
-  engineHandler,
-  type PersonalityContext,
-  personalityChat,
-  personalityCompletions,
-} from "./openai-routes.js";
+import { type Handler, openaiModelEntry, type PersonalityContext } from "./openai-routes.js";
 import { GPU_MEMORY_UTILIZATION } from "./personality.js";
 import { tokenIds, tokenizePieces } from "./tokens.js";
-
-type Handler = (ctx: RequestContext) => Promise<void>;
 
 /** What /get_server_info reports as version per --engine-version. */
 export const SGLANG_VERSIONS = { current: "0.5.3", legacy: "0.4.6" } as const;
@@ -84,49 +75,24 @@ function serverInfo(pc: PersonalityContext, ctx: RequestContext): void {
 }
 
 function models(pc: PersonalityContext, ctx: RequestContext): void {
-  const id = pc.p.spec.name;
-  sendJson(ctx.res, 200, {
-    object: "list",
-    data: [
-      {
-        id,
-        object: "model",
-        created: Math.floor(ctx.core.startedAt / 1000),
-        owned_by: "sglang",
-        root: id,
-        parent: null,
-        max_model_len: pc.p.gpu.contextLength,
-      },
-    ],
-  });
+  sendJson(ctx.res, 200, { object: "list", data: [openaiModelEntry(pc, ctx, "sglang")] });
 }
 
-export function sglangRoutes(
-  pc: PersonalityContext,
-  metrics: EngineMetrics,
-): (method: string, path: string) => Handler | undefined {
-  const h = (fn: Handler) => engineHandler(pc.p, fn);
-  const ok = h(async (ctx) => sendText(ctx.res, 200, ""));
-  const info = h(async (ctx) => modelInfo(pc, ctx));
-  const server = h(async (ctx) => serverInfo(pc, ctx));
-  const tok = h((ctx) => tokenize(pc, ctx));
-  const table: Record<string, Handler> = {
+/** SGLang's own routes, old and new names (personalityRoutes adds /metrics and the OpenAI routes). */
+export function sglangRoutes(pc: PersonalityContext): Record<string, Handler> {
+  const ok: Handler = async (ctx) => sendText(ctx.res, 200, "");
+  const info: Handler = async (ctx) => modelInfo(pc, ctx);
+  const server: Handler = async (ctx) => serverInfo(pc, ctx);
+  const tok: Handler = (ctx) => tokenize(pc, ctx);
+  return {
     "GET /health": ok,
     "GET /health_generate": ok,
     "GET /get_model_info": info,
     "GET /model_info": info,
     "GET /get_server_info": server,
     "GET /server_info": server,
-    "GET /metrics": h(async (ctx) => {
-      const m = await metrics.render();
-      sendText(ctx.res, 200, m.text, m.contentType);
-    }),
-    "GET /v1/models": h(async (ctx) => models(pc, ctx)),
+    "GET /v1/models": async (ctx) => models(pc, ctx),
     "POST /tokenize": tok,
     "POST /v1/tokenize": tok,
-    "POST /v1/chat/completions": h((ctx) => personalityChat(pc, ctx)),
-    "POST /v1/completions": h((ctx) => personalityCompletions(pc, ctx)),
-    "POST /v1/embeddings": h(handleOpenAIEmbeddings),
   };
-  return (method, path) => table[`${method === "HEAD" ? "GET" : method} ${path}`];
 }

@@ -3,28 +3,19 @@
 // and the official openai client. Time runs on a ManualClock where it matters, so nothing
 // depends on wall-clock speed.
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
-import { postJson, waitFor } from "../../../test/helpers/emulator-http.js";
-import { samples, scrape, value } from "../../../test/helpers/prom-text.js";
+import { describe, expect, it } from "vitest";
+import { postJson } from "../../../test/helpers/emulator-http.js";
+import {
+  emulatorStarter,
+  samples,
+  scrape,
+  scrapeUntil,
+  value,
+} from "../../../test/helpers/engine-emulator.js";
 import { ManualClock } from "../clock.js";
-import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../index.js";
+import { startEmulator } from "../index.js";
 
-const open: EmulatorHandle[] = [];
-async function vllm(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
-  const emu = await startEmulator({
-    listen: "127.0.0.1:0",
-    engine: "vllm",
-    models: { "qwen3:8b": 4863 },
-    timeScale: 0.001,
-    outputTokens: 8,
-    ...options,
-  });
-  open.push(emu);
-  return emu;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((e) => e.close()));
-});
+const vllm = emulatorStarter({ engine: "vllm", models: { "qwen3:8b": 4863 }, outputTokens: 8 });
 
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({
   model: "qwen3:8b",
@@ -137,13 +128,11 @@ describe("vLLM personality: slots, queue and KV cache", () => {
     const calls = [1, 2, 3].map((i) =>
       postJson(`${emu.url}/v1/chat/completions`, chat(`request number ${i}`, { stream: true })),
     );
-    const first = await waitFor(async () => {
-      const m = await scrape(emu.url);
-      return value(m, "vllm:num_requests_running") === 2 && value(m, "vllm:num_requests_waiting") === 1
-        ? m
-        : "";
-    });
-    expect(samples(first, "vllm:num_requests_running")[0]?.[0]).toEqual({
+    const first = await scrapeUntil(
+      emu.url,
+      (m) => value(m, "vllm:num_requests_running") === 2 && value(m, "vllm:num_requests_waiting") === 1,
+    );
+    expect(samples(first, "vllm:num_requests_running")[0]?.labels).toEqual({
       model_name: "qwen3:8b",
       engine: "0",
     });
@@ -168,10 +157,10 @@ describe("vLLM personality: slots, queue and KV cache", () => {
     // Each request needs its prompt plus 40 tokens: two do not fit in 100 tokens.
     const emu = await vllm({ clock, slots: 8, kvCacheTokens: 100, contextLength: 100, outputTokens: 40 });
     const calls = [1, 2].map((i) => postJson(`${emu.url}/v1/chat/completions`, chat(`kv ${i}`)));
-    await waitFor(async () => {
-      const m = await scrape(emu.url);
-      return value(m, "vllm:num_requests_running") === 1 && value(m, "vllm:num_requests_waiting") === 1;
-    });
+    await scrapeUntil(
+      emu.url,
+      (m) => value(m, "vllm:num_requests_running") === 1 && value(m, "vllm:num_requests_waiting") === 1,
+    );
     clock.runAll();
     expect((await Promise.all(calls)).map((a) => a.status)).toEqual([200, 200]);
   });

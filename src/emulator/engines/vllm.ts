@@ -3,20 +3,10 @@
 // /metrics in vLLM's names.
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { handleOpenAIEmbeddings } from "../embeddings.js";
 import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
 import { parseOpenAIChatRequest } from "../requests.js";
-import type { EngineMetrics } from "./metrics.js";
-import {
-  engineHandler,
-  type PersonalityContext,
-  personalityChat,
-  personalityCompletions,
-  servedModel,
-} from "./openai-routes.js";
+import { type Handler, openaiModelEntry, type PersonalityContext, servedModel } from "./openai-routes.js";
 import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
-
-type Handler = (ctx: RequestContext) => Promise<void>;
 
 /** What GET /version reports per --engine-version. */
 export const VLLM_VERSIONS = { current: "0.10.1", legacy: "0.8.5" } as const;
@@ -43,24 +33,17 @@ async function tokenize(pc: PersonalityContext, ctx: RequestContext): Promise<vo
 }
 
 function models(pc: PersonalityContext, ctx: RequestContext): void {
-  const created = Math.floor(ctx.core.startedAt / 1000);
-  const id = pc.p.spec.name;
+  const entry = openaiModelEntry(pc, ctx, "vllm");
   sendJson(ctx.res, 200, {
     object: "list",
     data: [
       {
-        id,
-        object: "model",
-        created,
-        owned_by: "vllm",
-        root: id,
-        parent: null,
-        max_model_len: pc.p.gpu.contextLength,
+        ...entry,
         permission: [
           {
             id: `modelperm-${ctx.core.config.port}`,
             object: "model_permission",
-            created,
+            created: entry.created,
             allow_create_engine: false,
             allow_sampling: true,
             allow_logprobs: true,
@@ -77,23 +60,12 @@ function models(pc: PersonalityContext, ctx: RequestContext): void {
   });
 }
 
-export function vllmRoutes(
-  pc: PersonalityContext,
-  metrics: EngineMetrics,
-): (method: string, path: string) => Handler | undefined {
-  const h = (fn: Handler) => engineHandler(pc.p, fn);
-  const table: Record<string, Handler> = {
-    "GET /health": h(async (ctx) => sendText(ctx.res, 200, "")),
-    "GET /version": h(async (ctx) => sendJson(ctx.res, 200, { version: VLLM_VERSIONS[pc.p.version] })),
-    "GET /v1/models": h(async (ctx) => models(pc, ctx)),
-    "GET /metrics": h(async (ctx) => {
-      const m = await metrics.render();
-      sendText(ctx.res, 200, m.text, m.contentType);
-    }),
-    "POST /tokenize": h((ctx) => tokenize(pc, ctx)),
-    "POST /v1/chat/completions": h((ctx) => personalityChat(pc, ctx)),
-    "POST /v1/completions": h((ctx) => personalityCompletions(pc, ctx)),
-    "POST /v1/embeddings": h(handleOpenAIEmbeddings),
+/** vLLM's own routes (personalityRoutes adds /metrics and the OpenAI routes). */
+export function vllmRoutes(pc: PersonalityContext): Record<string, Handler> {
+  return {
+    "GET /health": async (ctx) => sendText(ctx.res, 200, ""),
+    "GET /version": async (ctx) => sendJson(ctx.res, 200, { version: VLLM_VERSIONS[pc.p.version] }),
+    "GET /v1/models": async (ctx) => models(pc, ctx),
+    "POST /tokenize": (ctx) => tokenize(pc, ctx),
   };
-  return (method, path) => table[`${method === "HEAD" ? "GET" : method} ${path}`];
 }
