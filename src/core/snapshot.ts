@@ -318,8 +318,9 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     }
     let loadingSum = 0;
     if (loading !== undefined) for (const mib of loading.values()) loadingSum += mib;
+    // Same rule as vram.ts victimCreditMiB: a victim a live ticket holds gives no credit.
     let credit = 0;
-    if (victims !== undefined) for (const v of victims) credit += resident.get(v) ?? 0;
+    if (victims !== undefined) for (const v of victims) if (!byModel?.has(v)) credit += resident.get(v) ?? 0;
 
     let loadedContexts: Map<string, number> | undefined;
     const ctxs = state.loadedModelContextLengths;

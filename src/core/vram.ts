@@ -85,17 +85,21 @@ export function inFlightLoads(
 /**
  * Credit of planned victims: each distinct victim planned by any live ticket, counted once,
  * and only while the provider still reports it resident (after the unload it is no longer
- * resident, so it stops counting on both sides).
+ * resident, so it stops counting on both sides). A victim that a live ticket holds gives no
+ * credit: the rules refuse a plan on a busy victim and a call on a planned one, so both only
+ * meet after a race, and then one of them withdraws — possibly the plan.
  */
 export function victimCreditMiB(
   tickets: readonly Ticket[],
   resident: ReadonlyMap<string, number>,
   nowMs: number,
 ): number {
+  const busy = new Set<string>();
+  for (const t of tickets) if (ticketLive(t, nowMs)) busy.add(t.modelName);
   const victims = new Set<string>();
   for (const t of tickets) {
     if (!ticketLive(t, nowMs)) continue;
-    for (const v of Object.keys(t.evicts ?? {})) if (resident.has(v)) victims.add(v);
+    for (const v of Object.keys(t.evicts ?? {})) if (resident.has(v) && !busy.has(v)) victims.add(v);
   }
   let sum = 0;
   for (const v of victims) sum += resident.get(v) ?? 0;
@@ -145,16 +149,18 @@ export function claimFits(
   if (tickets.some((t) => t.provider !== state.name))
     tickets = tickets.filter((t) => t.provider === state.name);
   const loads = inFlightLoads(tickets, res, nowMs);
-  if (loads.has(claim.modelName)) return true; // converging on a load in flight: warm
-  if (!(state.totalVramMiB > 0)) return false;
+  const loading = loads.get(claim.modelName);
+  // Converging on a load in flight takes no new room, unless the claim is larger; with an
+  // unknown total there is nothing to judge it against.
+  if (!(state.totalVramMiB > 0)) return loading !== undefined;
+  loads.set(claim.modelName, Math.max(loading ?? 0, nonNegative(claim.modelFootprintMiB)));
   let inFlight = 0;
   for (const mib of loads.values()) inFlight += mib;
   const withClaim = [...tickets, { ...claim, expiresAt: undefined } as Ticket];
   const credit = victimCreditMiB(withClaim, res, nowMs);
-  return (
-    residentMiB(res) + inFlight + nonNegative(claim.modelFootprintMiB) <=
-    usableMiB(state.totalVramMiB) + credit
-  );
+  // A converging claim is judged too: it relies on the loads and plans in view, and one of
+  // them may yet withdraw (docs/rules/state.md §5).
+  return residentMiB(res) + inFlight <= usableMiB(state.totalVramMiB) + credit;
 }
 
 function nonNegative(n: unknown): number {
