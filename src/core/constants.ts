@@ -88,9 +88,10 @@ export const RELOAD_RECENT_WEIGHT = 0.5;
 export const MIN_RESIDENCY_LOADS = 3;
 /**
  * A second copy of a model that is warm elsewhere holds VRAM well past the call that loads it,
- * so the time policy counts its load this many times against waiting for the first copy.
+ * room other models in demand may need: the time policy then counts its load this many times
+ * against waiting for the first copy. Room no other model wants costs nothing (weight 1).
  */
-export const SECOND_COPY_LOADS = 1.25;
+export const SECOND_COPY_LOADS = 1.5;
 /** Idle residents considered as victims per pass, least needed first. */
 export const MAX_VICTIMS_CONSIDERED = 10;
 

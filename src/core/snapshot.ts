@@ -63,6 +63,11 @@ export interface PlannerOptions {
   maxVictimsConsidered: number;
   /** Provider state older than this is ignored (ms). */
   staleMs: number;
+  /**
+   * How many times a second copy's load counts against a queue (the time policy): the copy
+   * holds its room long after this call. Default SECOND_COPY_LOADS; a knob for experiments.
+   */
+  secondCopyLoads?: number;
 }
 
 export const DEFAULT_PLANNER_OPTIONS: PlannerOptions = Object.freeze({

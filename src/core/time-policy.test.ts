@@ -96,6 +96,32 @@ describe("time policy: a slot is a slot", () => {
     });
   });
 
+  it("a second copy costs more where other models in demand could use its room", () => {
+    const providers = [warm("a", RTX_4090_MIB, Q8, F8), card("b", RTX_5090_MIB)];
+    const health = new Map([
+      ["a", measured(5)],
+      ["b", measured(5)],
+    ]);
+    // One call 1 s in and one queued: a wait of 4 + 5 = 9 s, 14 s to finish; a second copy on b
+    // loads in 5.84 s and finishes in 10.84 s.
+    const tickets = [
+      ticket("a", Q8, { claimedAtMs: T0 - 1_000 }),
+      ticket("a", Q8, { claimedAtMs: T0 - 500 }),
+    ];
+    const free = snapshot({ providers, health, tickets });
+    expect(byTime(free, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "claim",
+      provider: "b",
+    });
+    // Agents wait for 14b, which b could hold: the copy's load counts 1.5 times (8.76 + 5 s),
+    // no sooner than the queue, so the call queues and b's room stays whole.
+    const wanted = snapshot({ providers, health, tickets, demand: demand([[Q14, { waiters: 1 }]]) });
+    expect(byTime(wanted, req({ candidates: cands([Q8, 80]) }))).toMatchObject({
+      kind: "queue",
+      provider: "a",
+    });
+  });
+
   it("a warm alternative with a free slot comes before loading the preferred", () => {
     const providers = [warm("a", RTX_4090_MIB, Q14, F14), card("b", RTX_5090_MIB)];
     expect(byTime(snapshot({ providers }), req({ candidates: cands([Q8, 80], [Q14, 75]) }))).toMatchObject({

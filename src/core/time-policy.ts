@@ -134,6 +134,15 @@ function victimsFor(ix: SnapshotIndex, v: ProviderView, model: string): VictimCa
   });
 }
 
+/** Whether another model in demand (waited for, used, or planned) could use room on `v`. */
+function contested(ix: SnapshotIndex, v: ProviderView, model: string): boolean {
+  for (const [other, d] of ix.demand) {
+    if (other === model || !lists(v, other)) continue;
+    if (d.waiters > 0 || d.intents > 0 || d.recentUse > 0 || d.predicted > 0) return true;
+  }
+  return false;
+}
+
 /** Which of its options a call weighs: the unloads, and the copies it may queue at. */
 interface Scope {
   unload: boolean;
@@ -146,12 +155,14 @@ const ALL: Scope = { unload: true, queueAt: "acceptable" };
 function bestOption(ix: SnapshotIndex, r: TimeRequest, scope: Scope = ALL): Pick | undefined {
   const preferred = r.acceptable[0]!.model;
   const occ = ix.occupancy(preferred);
-  // A second copy holds its room long after this call: its load counts SECOND_COPY_LOADS times.
+  // A second copy holds its room long after this call: where other models in demand could use
+  // that room, its load counts SECOND_COPY_LOADS times.
   const copies = (ix.warmAt.get(preferred) ?? []).some((v) => v.ineligible === undefined);
-  const loadWeight = copies ? SECOND_COPY_LOADS : 1;
+  const weight = ix.options.secondCopyLoads ?? SECOND_COPY_LOADS;
   let top: Pick | undefined;
   for (const v of ix.providers) {
     if (v.ineligible !== undefined || !holds(contextAt(v, preferred), r.prompt)) continue;
+    const loadWeight = copies && contested(ix, v, preferred) ? weight : 1;
     const verdict = vramVerdict(v, preferred, occ);
     if (verdict === "cold" && occ.known) {
       const seconds = loadWeight * loadS(ix, v, occ.mib) + serviceS(ix, v, preferred);

@@ -6,50 +6,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OvercommitChecker } from "../../test/helpers/contention/index.js";
+import { scheduledStore } from "../../test/helpers/scheduled-kv.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { ProviderState } from "../core/shapes.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
 import type { ClaimResult } from "./claim-types.js";
-import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore } from "./store.js";
-
-/** Routes every request and response of a bucket through the scheduler once `on` is set. */
-function scheduled(inner: KvStore, s: fc.Scheduler, gate: { on: boolean }): KvStore {
-  const wrapBucket = (b: KvBucket): KvBucket => {
-    const hop = async <T>(label: string, f: () => Promise<T>): Promise<T> => {
-      if (!gate.on) return f();
-      await s.schedule(Promise.resolve(), `send ${label}`);
-      let out: T;
-      try {
-        out = await f();
-      } catch (err) {
-        await s.schedule(Promise.resolve(), `fail ${label}`);
-        throw err;
-      }
-      await s.schedule(Promise.resolve(), `recv ${label}`);
-      return out;
-    };
-    return {
-      name: b.name,
-      settings: b.settings,
-      get: (k) => hop(`get ${k}`, () => b.get(k)),
-      put: (k, v) => hop(`put ${k}`, () => b.put(k, v)),
-      create: (k, v) => hop(`create ${k}`, () => b.create(k, v)),
-      update: (k, v, r) => hop(`update ${k}@${r}`, () => b.update(k, v, r)),
-      delete: (k, o) => hop(`delete ${k}`, () => b.delete(k, o)),
-      keys: (p) => hop("keys", () => b.keys(p)),
-      watch: (o) => b.watch(o),
-      headRevision: () => hop("head", () => b.headRevision()),
-    };
-  };
-  return {
-    kind: inner.kind,
-    connection: inner.connection,
-    bucket: async (name: string, settings: BucketSettings) => wrapBucket(await inner.bucket(name, settings)),
-    close: () => inner.close(),
-  };
-}
 
 const STATES: ProviderState[] = [
   // usable 14336: room for one big model, or two medium ones
@@ -83,7 +46,7 @@ describe("claim protocol under arbitrary interleavings", () => {
         const stores: StateStore[] = [];
         for (let i = 0; i < 3; i++) {
           stores.push(
-            await openStateStore(scheduled(kv, s, gate), {
+            await openStateStore(scheduledStore(kv, s, gate), {
               holderId: `sidecar-${i}`,
               claimMaxAttempts: 200,
               claimBatch: 3,
