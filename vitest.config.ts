@@ -6,9 +6,6 @@ import { defineConfig } from "vitest/config";
 // in other languages (Go, Python) need their toolchains, so they are a project of their own:
 // `npm test` runs unit + integration (Node and nats-server only), `npm run test:clients` the rest.
 const CLIENT_TESTS = ["test/clients/go.test.ts", "test/clients/python.test.ts"];
-// Stress tests hunt rare interleavings on demand (`npm run test:stress`), not in CI, because a
-// rare finding would fail a run at random (docs/rules/state.md says what they found).
-const STRESS_TESTS = ["test/stress/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -25,16 +22,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*.test.ts"],
-          exclude: [...CLIENT_TESTS, ...STRESS_TESTS],
-          testTimeout: 120_000,
-          hookTimeout: 60_000,
-          fileParallelism: false,
-        },
-      },
-      {
-        test: {
-          name: "stress",
-          include: STRESS_TESTS,
+          exclude: CLIENT_TESTS,
           testTimeout: 120_000,
           hookTimeout: 60_000,
           fileParallelism: false,

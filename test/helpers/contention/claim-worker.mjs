@@ -24,6 +24,7 @@ async function race(store, config) {
     wins: {},
     timeline: [],
     latencies: [],
+    uses: [],
     casConflicts: 0,
     durationMs: 0,
   };
@@ -51,8 +52,13 @@ async function race(store, config) {
           report.granted.push(r.ticket.ticketId);
           report.wins[pick.provider] = (report.wins[pick.provider] ?? 0) + 1;
           report.timeline.push([at, "ok", r.stats.viewAgeMs, r.stats.confirmedAt + performance.timeOrigin]);
+          const grantedAt = performance.timeOrigin + performance.now();
           const [lo, hi] = config.holdMs;
           await sleep(lo + random() * (hi - lo));
+          if (config.recordUses) {
+            const releasedAt = performance.timeOrigin + performance.now();
+            report.uses.push([r.ticket.ticketId, pick.provider, pick.model, grantedAt, releasedAt]);
+          }
           await store.tickets
             .release(r.ticket)
             .catch((err) => report.errors.push(`release: ${err.code ?? err}`));

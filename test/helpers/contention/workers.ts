@@ -40,6 +40,8 @@ export interface RaceConfig {
   refusedPauseMs?: number;
   recordRefusals?: boolean;
   recordLatency?: boolean;
+  /** Record each granted ticket's use: from its grant to its release (see WorkerReport.uses). */
+  recordUses?: boolean;
   providers: RaceProvider[];
   /** More openStateStore options. */
   storeOptions?: Record<string, unknown>;
@@ -73,6 +75,11 @@ export interface WorkerReport {
   timeline: [number, string, number, number][];
   /** With recordLatency: each claim's time (ms). */
   latencies: number[];
+  /**
+   * With recordUses: [ticket id, provider, model, granted at, released at] per granted claim,
+   * high-resolution epoch ms (performance.timeOrigin + now), comparable across processes.
+   */
+  uses: [string, string, string, number, number][];
   casConflicts: number;
   durationMs: number;
 }
