@@ -54,4 +54,10 @@ describe("model capabilities", () => {
     expect(chat.capabilities).toEqual(["completion", "thinking"]);
     expect(() => resolveModel(parseModelFlag("x:1b=100,caps=completion+flying"))).toThrow(/capabilities/);
   });
+
+  it("--model key pps gives a model its own prompt rate, which must be positive", () => {
+    expect(resolveModel(parseModelFlag("nomic-embed-text=262,pps=20000")).promptTokensPerS).toBe(20_000);
+    expect(resolveModel(parseModelFlag("qwen3:8b=4863")).promptTokensPerS).toBeUndefined();
+    expect(() => resolveModel(parseModelFlag("qwen3:8b=4863,pps=-1"))).toThrow(/promptTokensPerS/);
+  });
 });

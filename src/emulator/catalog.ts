@@ -30,6 +30,11 @@ export interface ModelConfig {
   kvMiBPerToken?: number;
   /** Generation speed of this model, tokens/s; default the emulator's tokensPerS. */
   tokensPerS?: number;
+  /**
+   * Prompt evaluation speed of this model, tokens/s; default the emulator's promptTokensPerS.
+   * A small embedding model evaluates far faster than the chat model beside it.
+   */
+  promptTokensPerS?: number;
   /** Set for an embedding model: the length of its vectors (it then cannot chat). */
   embeddingLength?: number;
   /** Ollama's capabilities ("completion", "tools", "thinking", "embedding"); default by family. */
@@ -50,6 +55,7 @@ export interface ModelSpec {
   quantization: string;
   kvMiBPerToken: number;
   tokensPerS: number | undefined;
+  promptTokensPerS: number | undefined;
   /** sha256 hex of the name: stable across runs, like a real blob digest. */
   digest: string;
   capabilities: Capability[];
@@ -140,6 +146,7 @@ export function resolveModel(cfg: ModelConfig): ModelSpec {
   positive(`${field}: contextLength`, cfg.contextLength, true);
   positive(`${field}: kvMiBPerToken`, cfg.kvMiBPerToken);
   positive(`${field}: tokensPerS`, cfg.tokensPerS);
+  positive(`${field}: promptTokensPerS`, cfg.promptTokensPerS);
   positive(`${field}: embeddingLength`, cfg.embeddingLength, true);
   const base = baseName(name);
   const known = KNOWN_EMBEDDERS.find(([re]) => re.test(base))?.[1];
@@ -181,6 +188,7 @@ export function resolveModel(cfg: ModelConfig): ModelSpec {
     quantization: cfg.quantization ?? (embeddingLength !== undefined ? "F16" : "Q4_K_M"),
     kvMiBPerToken: kv,
     tokensPerS: cfg.tokensPerS,
+    promptTokensPerS: cfg.promptTokensPerS,
     digest: createHash("sha256").update(name).digest("hex"),
     capabilities,
     embeddingLength,
@@ -211,13 +219,14 @@ const MODEL_KEYS: Record<string, keyof ModelConfig> = {
   quant: "quantization",
   kv: "kvMiBPerToken",
   tps: "tokensPerS",
+  pps: "promptTokensPerS",
   dims: "embeddingLength",
   caps: "capabilities",
 };
 
 /**
  * Parses `--model NAME=ON_DISK_MIB[,key=value...]` with keys weights, context (or ctx),
- * family, params, quant, kv, tps, dims (an embedding model's vector length) and caps
+ * family, params, quant, kv, tps, pps (prompt tokens/s), dims (an embedding model's vector length) and caps
  * (capabilities joined by "+"); e.g. `qwen3:8b=4863,context=40960,kv=0.14`.
  */
 export function parseModelFlag(text: string): ModelConfig {

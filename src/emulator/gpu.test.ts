@@ -11,6 +11,8 @@ const catalog = new Map(
     { name: "a:1b", onDiskMiB: 1024, kvMiBPerToken: 0.125 },
     { name: "b:2b", onDiskMiB: 2048, kvMiBPerToken: 0.125 },
     { name: "c:3b", onDiskMiB: 3072, kvMiBPerToken: 0.125 },
+    // Its own prompt rate: ten times the emulator's.
+    { name: "fast:1b", onDiskMiB: 1024, kvMiBPerToken: 0.125, promptTokensPerS: 10_000 },
   ].map((m) => {
     const spec = resolveModel(m);
     return [spec.name, spec] as const;
@@ -110,6 +112,15 @@ describe("OllamaGpu", () => {
       evalTokens: 10,
       coldLoad: true,
     });
+  });
+
+  it("evaluates a model's prompt at its own rate when it has one", () => {
+    const env = setup();
+    const { rec } = submit(env, { model: "fast:1b" });
+    settle(env);
+    // Load 1000 ms, 100 prompt tokens at 10 000 tokens/s, 10 tokens at 10 tokens/s.
+    expect(rec.doneAt).toBe(1000 + 10 + 1000);
+    expect(rec.result).toMatchObject({ promptEvalMs: 10, evalMs: 1000, totalMs: 2010 });
   });
 
   it("reuses a loaded model: no load time", () => {

@@ -357,6 +357,11 @@ export class OllamaGpu {
     for (const j of started) if (j.state === "running") j.observer.onStart?.();
   }
 
+  /** Prompt tokens evaluated per second: the model's own rate, else the emulator's. */
+  private promptRate(runner: Runner | undefined): number {
+    return runner?.spec.promptTokensPerS ?? this.config.promptTokensPerS;
+  }
+
   private perTokenMs(runner: Runner): number {
     return 1000 / (runner.spec.tokensPerS ?? this.config.tokensPerS);
   }
@@ -370,7 +375,7 @@ export class OllamaGpu {
   private startJob(job: Job, runner: Runner): void {
     const now = this.clock.now();
     job.startedAt = now;
-    job.promptDoneAt = now + (job.spec.promptTokens / this.config.promptTokensPerS) * 1000;
+    job.promptDoneAt = now + (job.spec.promptTokens / this.promptRate(runner)) * 1000;
     this.scheduleNext(job, runner);
   }
 
@@ -399,7 +404,7 @@ export class OllamaGpu {
   private result(job: Job, promptTokens: number, evalTokens: number, runner?: Runner): JobResult {
     const now = this.clock.now();
     const loadMs = Math.max(0, (job.readyAt ?? now) - job.arrivedAt);
-    const promptEvalMs = (promptTokens / this.config.promptTokensPerS) * 1000;
+    const promptEvalMs = (promptTokens / this.promptRate(runner ?? job.runner)) * 1000;
     const stall = job.spec.stall;
     const stallMs = stall && evalTokens > stall.afterTokens && Number.isFinite(stall.ms) ? stall.ms : 0;
     const evalMs = runner ? evalTokens * this.perTokenMs(runner) + stallMs : 0;
