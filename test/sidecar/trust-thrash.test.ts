@@ -99,11 +99,15 @@ it("two models that cannot share a card take turns on it: both are served, and t
     sidecars.flatMap((s) => [0, 1, 2, 3, 4, 5].map((i) => caller(s.proxyAddress, MODELS[i % 2]!))),
   );
   const served = Object.fromEntries(done);
-  // Neither model starves while the other's callers keep its copy busy.
-  expect(served["alpha:7b"], JSON.stringify({ served, loads, failed })).toBeGreaterThanOrEqual(3);
-  expect(served["beta:7b"], JSON.stringify({ served, loads, failed })).toBeGreaterThanOrEqual(3);
-  // The card switched, but not per call: every load served several calls.
-  expect(loads, JSON.stringify({ served, loads })).toBeGreaterThanOrEqual(2);
+  // Neither model starves while the other's callers keep its copy busy: each gets at least a
+  // fifth of the calls served. (Without the drain rule the copy loaded first kept the card: 64
+  // calls against 6, two loads; with it 22 against 36, four loads.)
+  const total = served["alpha:7b"]! + served["beta:7b"]!;
+  const detail = JSON.stringify({ served, loads, failed });
+  expect(served["alpha:7b"]! / total, detail).toBeGreaterThanOrEqual(0.2);
+  expect(served["beta:7b"]! / total, detail).toBeGreaterThanOrEqual(0.2);
+  // The card switched back and forth, but not per call: every load served several calls.
+  expect(loads, detail).toBeGreaterThanOrEqual(3);
   expect(loads * 4, JSON.stringify({ served, loads })).toBeLessThanOrEqual(
     served["alpha:7b"]! + served["beta:7b"]!,
   );
