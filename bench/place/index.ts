@@ -5,7 +5,9 @@
 // the floor: the same two RPCs on the sidecar's own API server (connect-node) doing only the
 // NATS work of a warm claim (bench/lib/floor-server.ts), so the report shows how much of the
 // cost is the protocol, its server library and the machine, and how much is the sidecar. The
-// targets are against the floor (docs/benchmarks.md).
+// targets are against the floor (docs/benchmarks.md). The floor and the sidecar are measured in
+// alternating rounds, and the ratios are medians over the rounds, so that the load swings of a
+// shared machine fall on both alike.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
@@ -16,9 +18,11 @@ import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { round3, sequential, throughput } from "../lib/measure.js";
-import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 
 const N = Number(process.env.BENCH_PLACE_N ?? 3000);
+/** Rounds that alternate the floor and the sidecar (N pairs in all for each). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_PLACE_ROUNDS ?? 5));
 const CALLERS = 64;
 
 export async function run(): Promise<void> {
@@ -49,8 +53,8 @@ export async function run(): Promise<void> {
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  // The floor writes to a bucket of its own, and is gone before the sidecar starts: neither
-  // process then wakes for the other's writes while it is measured.
+  // The floor writes to a bucket of its own, which the sidecar does not follow: neither process
+  // wakes for the other's writes while it is measured.
   const floor = spawn(
     process.execPath,
     [path.join(repoRoot, "dist/bench/lib/floor-server.js"), nats.url, "bench_floor_tickets"],
@@ -86,15 +90,49 @@ export async function run(): Promise<void> {
   try {
     const noopSeq = await sequential(noopCall, N);
     const kvSeq = await sequential(kvCreateDelete, N);
-    const floorSeq = await sequential(floorPair, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
-    const floorRps = await throughput(floorPair, CALLERS, N * 2);
-    await stop(floor);
     sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
     client = schedulerClient(sidecar.apiAddress);
     const placeRelease = pairOn(client);
-    const prSeq = await sequential(placeRelease, N);
-    const prRps = await throughput(placeRelease, CALLERS, N * 2);
+    const n = Math.ceil(N / ROUNDS);
+    const rounds: { floor: Round; sidecar: Round }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const warmup = r === 0 ? 200 : 20;
+      const measure = async (fn: () => Promise<void>): Promise<Round> => ({
+        seq: await sequential(fn, n, warmup),
+        rps: await throughput(fn, CALLERS, n * 2),
+      });
+      // Alternate which goes first.
+      if (r % 2 === 0) {
+        const floor = await measure(floorPair);
+        rounds.push({ floor, sidecar: await measure(placeRelease) });
+      } else {
+        const side = await measure(placeRelease);
+        rounds.push({ floor: await measure(floorPair), sidecar: side });
+      }
+    }
+    const median = (xs: number[]) => round3(percentile(xs, 50));
+    const floorSeq = {
+      p50_ms: median(rounds.map((x) => x.floor.seq.p50_ms)),
+    };
+    const floorRps = Math.round(
+      percentile(
+        rounds.map((x) => x.floor.rps),
+        50,
+      ),
+    );
+    const prSeq = {
+      p50_ms: median(rounds.map((x) => x.sidecar.seq.p50_ms)),
+      p99_ms: median(rounds.map((x) => x.sidecar.seq.p99_ms)),
+    };
+    const prRps = Math.round(
+      percentile(
+        rounds.map((x) => x.sidecar.rps),
+        50,
+      ),
+    );
+    const p50Ratios = rounds.map((x) => x.sidecar.seq.p50_ms / x.floor.seq.p50_ms);
+    const rpsRatios = rounds.map((x) => x.sidecar.rps / x.floor.rps);
     const base = noopSeq.p50_ms + kvSeq.p50_ms;
     const result = {
       place_release_p50_ms: prSeq.p50_ms,
@@ -109,9 +147,14 @@ export async function run(): Promise<void> {
       floor_rps_64: floorRps,
       floor_ratio_p50: round3(floorSeq.p50_ms / base),
       floor_rps_ratio_64: round3(floorRps / noopRps),
-      p50_over_floor: round3(prSeq.p50_ms / floorSeq.p50_ms),
-      rps_over_floor_64: round3(prRps / floorRps),
-      samples: N,
+      p50_over_floor: median(p50Ratios),
+      p50_over_floor_min: round3(Math.min(...p50Ratios)),
+      p50_over_floor_max: round3(Math.max(...p50Ratios)),
+      rps_over_floor_64: median(rpsRatios),
+      rps_over_floor_64_min: round3(Math.min(...rpsRatios)),
+      rps_over_floor_64_max: round3(Math.max(...rpsRatios)),
+      rounds: ROUNDS,
+      samples: n * ROUNDS,
     };
     writeResult("place", { ...runInfo(null), ...result });
     process.stdout.write(`${markdownTable([result])}\n`);
@@ -134,6 +177,11 @@ export async function run(): Promise<void> {
     await emulator.close();
     await nats.dispose();
   }
+}
+
+interface Round {
+  seq: { p50_ms: number; p99_ms: number };
+  rps: number;
 }
 
 function listeningPort(child: ReturnType<typeof spawn>): Promise<number> {
