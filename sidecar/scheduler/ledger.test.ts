@@ -16,6 +16,7 @@ const placement = (ticketId: string): PlacementOut => ({
   expiresAtMs: 10_000,
   fromPlan: false,
   staticFallback: false,
+  engine: "ollama",
 });
 const outcome = (ticketId: string, over: Partial<ReleaseInput> = {}): ReleaseInput => ({
   ticketId,

@@ -103,6 +103,7 @@ export class CallLedger {
       outcome: "unspecified",
       error: "",
       fromPlan: p.fromPlan,
+      engine: p.engine,
       loadMs: 0,
       released: false,
       staticFallback: p.staticFallback,
@@ -202,5 +203,6 @@ export function publicEntry(e: CallEntry): AttributionOut {
     outcome: e.outcome,
     error: e.error,
     fromPlan: e.fromPlan,
+    engine: e.engine,
   };
 }

@@ -8,6 +8,7 @@ import {
   type Candidate,
   type ClaimDecision,
   DEFAULT_COST_WEIGHTS,
+  DEFAULT_ENGINE,
   type Decision,
   indexSnapshot,
   lostRaceRefusal,
@@ -122,6 +123,8 @@ export class Placement {
       expiresAtMs: res.ticket.expiresAt ?? this.d.now() + leaseMs,
       fromPlan: false,
       staticFallback: false,
+      // The copy the claim was decided on: the engine the agent's client must speak to.
+      engine: state.providers.peek(d.provider)?.engine ?? DEFAULT_ENGINE,
     };
     this.d.ledger.remember(placement, input.agent, tokens, queueWaitMs);
     return placement;
@@ -169,6 +172,7 @@ export class Placement {
       expiresAtMs: 0,
       fromPlan: false,
       staticFallback: true,
+      engine: "",
     };
     this.d.ledger.remember(placement, agent, tokens, 0);
     return placement;

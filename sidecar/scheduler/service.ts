@@ -154,6 +154,7 @@ export function placementMessage(p: PlacementOut): MessageInitShape<typeof Place
     ...(p.expiresAtMs > 0 ? { expiresAt: timestampFromMs(p.expiresAtMs) } : {}),
     fromPlan: p.fromPlan,
     staticFallback: p.staticFallback,
+    engine: p.engine,
   };
 }
 
@@ -303,6 +304,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
         outcome: OUTCOMES[a.outcome],
         error: a.error,
         fromPlan: a.fromPlan,
+        engine: a.engine,
       };
     },
   };

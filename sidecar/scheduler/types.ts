@@ -40,6 +40,8 @@ export interface PlacementOut {
   expiresAtMs: number;
   fromPlan: boolean;
   staticFallback: boolean;
+  /** The engine serving the endpoint; "" for a static fallback (unknown). */
+  engine: string;
 }
 
 export interface RefusalOut extends Refusal {
@@ -101,6 +103,7 @@ export interface AttributionOut {
   outcome: CallOutcome;
   error: string;
   fromPlan: boolean;
+  engine: string;
 }
 
 export interface CommitInput {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderState } from "../../src/core/index.js";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
+import { schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { providerState } from "../helpers/state-fixtures.js";
@@ -224,6 +225,31 @@ describe("Ollama API on an OpenAI-only engine", () => {
     expect(e.embeddings).toHaveLength(2);
     expect(e.embeddings[0]?.length).toBeGreaterThan(0);
     expect(headers().get("x-kubemoot-engine")).toBe("vllm");
+    await released();
+  });
+});
+
+describe("the gRPC API across engines", () => {
+  it("Place and Attribute name the engine, so that an agent knows which API its endpoint speaks", async () => {
+    const api = schedulerClient(sidecar.apiAddress);
+    try {
+      const r = await api.call("Place", {
+        agent: "crew/a",
+        candidates: [{ model: "qwen3:8b", score: 100 }],
+        promptChars: 40,
+      });
+      expect(r.result).toBe("placement");
+      expect(r.placement).toMatchObject({ provider: "vllm-a", endpoint: engine.url, engine: "vllm" });
+      const ticketId = r.placement.ticketId as string;
+      expect(await api.call("Attribute", { ticketId })).toMatchObject({ provider: "vllm-a", engine: "vllm" });
+      await api.call("Release", { ticketId, outcome: "CALL_OUTCOME_SUCCEEDED", latencyMs: 5 });
+      expect(await api.call("Attribute", { ticketId })).toMatchObject({
+        engine: "vllm",
+        outcome: "CALL_OUTCOME_SUCCEEDED",
+      });
+    } finally {
+      api.close();
+    }
     await released();
   });
 });
