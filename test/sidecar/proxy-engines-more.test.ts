@@ -3,15 +3,14 @@
 // nats-server whose provider states say these engines serve two models; the official Ollama
 // client calls /api/chat (whole, streamed, with tools) and /api/generate through the proxy,
 // which translates each call to the engine's OpenAI routes and the answer back.
-import { Ollama } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderState } from "../../src/core/index.js";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { NatsServer } from "../helpers/nats-server.js";
+import { allTicketsReleased, ollamaWithHeaders } from "../helpers/ollama-proxy-client.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { providerState } from "../helpers/state-fixtures.js";
-import { waitUntil } from "../helpers/wait-until.js";
 
 const ENGINES = [
   { engine: "llamacpp", provider: "llama-box", model: "llama3.2:1b" },
@@ -69,22 +68,8 @@ afterAll(async () => {
   await nats?.dispose();
 });
 
-function client(): { ollama: Ollama; headers: () => Headers } {
-  let last = new Headers();
-  const ollama = new Ollama({
-    host: `http://${sidecar.proxyAddress}`,
-    fetch: async (input, init) => {
-      const res = await fetch(input, init);
-      last = res.headers;
-      return res;
-    },
-  });
-  return { ollama, headers: () => last };
-}
-
-async function released(): Promise<void> {
-  await waitUntil(async () => (await store.tickets.allTickets()).size === 0, 5_000, "tickets released");
-}
+const client = () => ollamaWithHeaders(`http://${sidecar.proxyAddress}`);
+const released = () => allTicketsReleased(store);
 
 describe.each(ENGINES)("Ollama API on $engine", ({ engine, model }) => {
   it("chat, whole and streamed, is translated there and back, with the engine named", async () => {

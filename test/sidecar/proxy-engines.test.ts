@@ -7,13 +7,13 @@
 // one that dies mid-stream is a separate process, killed with SIGKILL.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { Ollama } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderState } from "../../src/core/index.js";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
+import { allTicketsReleased, ollamaWithHeaders } from "../helpers/ollama-proxy-client.js";
 import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { providerState } from "../helpers/state-fixtures.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -84,23 +84,8 @@ afterAll(async () => {
   await nats?.dispose();
 });
 
-/** An Ollama client that keeps the last answer's headers. */
-function client(): { ollama: Ollama; headers: () => Headers } {
-  let last = new Headers();
-  const ollama = new Ollama({
-    host: base,
-    fetch: async (input, init) => {
-      const res = await fetch(input, init);
-      last = res.headers;
-      return res;
-    },
-  });
-  return { ollama, headers: () => last };
-}
-
-async function released(): Promise<void> {
-  await waitUntil(async () => (await store.tickets.allTickets()).size === 0, 5_000, "tickets released");
-}
+const client = () => ollamaWithHeaders(base);
+const released = () => allTicketsReleased(store);
 
 const tools = [
   {
@@ -364,15 +349,7 @@ describe("the context check with the engine's own tokenizer", () => {
   });
 
   it("the engine's exact count refuses a prompt the estimate would send; without it the engine refuses, in Ollama's shape", async () => {
-    let last = new Headers();
-    const ollama = new Ollama({
-      host: `http://${sidecar2.proxyAddress}`,
-      fetch: async (input, init) => {
-        const res = await fetch(input, init);
-        last = res.headers;
-        return res;
-      },
-    });
+    const { ollama, headers } = ollamaWithHeaders(`http://${sidecar2.proxyAddress}`);
     const fails = (e: unknown) => e as { status_code?: number; error?: string };
     // 16,000 characters: about 3,050 tokens by the generous estimate (it fits 4096), 4,579 by
     // the engine's tokenizer with its chat template (it does not).
@@ -382,8 +359,8 @@ describe("the context check with the engine's own tokenizer", () => {
       .then(() => undefined, fails);
     expect(refused?.status_code).toBe(413);
     expect(refused?.error).toMatch(/\(4579 tokens, counted by the engine\).*4096-token context/);
-    expect(last.get("x-kubemoot-reason")).toBe("prompt-too-large");
-    expect(last.get("x-kubemoot-engine")).toBe("vllm");
+    expect(headers().get("x-kubemoot-reason")).toBe("prompt-too-large");
+    expect(headers().get("x-kubemoot-engine")).toBe("vllm");
     // A prompt that fits by the engine's count goes through.
     const ok = await ollama.chat({
       model: "qwen3:1.7b",
@@ -398,7 +375,7 @@ describe("the context check with the engine's own tokenizer", () => {
       .then(() => undefined, fails);
     expect(forwarded?.status_code).toBe(400);
     expect(forwarded?.error).toMatch(/maximum context length is 4096 tokens/);
-    expect(last.get("x-kubemoot-provider")).toBe("vllm-notok");
-    await waitUntil(async () => (await store2.tickets.allTickets()).size === 0, 5_000, "tickets released");
+    expect(headers().get("x-kubemoot-provider")).toBe("vllm-notok");
+    await allTicketsReleased(store2);
   });
 });

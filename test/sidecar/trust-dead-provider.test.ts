@@ -9,6 +9,7 @@ import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
+import { allTicketsReleased } from "../helpers/ollama-proxy-client.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -132,5 +133,5 @@ it("with every GPU down, the answer is unavailable at once, never busy, and the 
   );
   expect(await placeOnce()).toEqual({ provider: "", reason: "REASON_PROVIDER_UNAVAILABLE" });
   // Nothing claimed on the dead GPUs is left behind.
-  await waitUntil(async () => (await store.tickets.allTickets()).size === 0, 5_000, "tickets released");
+  await allTicketsReleased(store);
 });
