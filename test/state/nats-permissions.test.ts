@@ -301,9 +301,19 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
   }, 30_000);
 
   it("the operator's user may not write tickets or demand", async () => {
-    const err = await operatorStore.demand.putWait("qwen3:14b", "crew/a1").then(
-      () => undefined,
-      (e: unknown) => e,
+    // The server restarted in the test before: the operator's connection may still be on its
+    // way back ("disconnected"), which says nothing about permissions yet.
+    let err: unknown;
+    await waitUntil(
+      async () => {
+        err = await operatorStore.demand.putWait("qwen3:14b", "crew/a1").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        return !/disconnected|reconnect/i.test(String(err));
+      },
+      15_000,
+      "the operator's connection back",
     );
     expect(String(err)).toMatch(/permission/i);
   });
