@@ -112,9 +112,7 @@ export async function run(): Promise<void> {
       }
     }
     const median = (xs: number[]) => round3(percentile(xs, 50));
-    const floorSeq = {
-      p50_ms: median(rounds.map((x) => x.floor.seq.p50_ms)),
-    };
+    const floorP50 = median(rounds.map((x) => x.floor.seq.p50_ms));
     const floorRps = Math.round(
       percentile(
         rounds.map((x) => x.floor.rps),
@@ -143,9 +141,9 @@ export async function run(): Promise<void> {
       kv_create_delete_p50_ms: kvSeq.p50_ms,
       ratio_p50: round3(prSeq.p50_ms / base),
       rps_ratio_64: round3(prRps / noopRps),
-      floor_p50_ms: floorSeq.p50_ms,
+      floor_p50_ms: floorP50,
       floor_rps_64: floorRps,
-      floor_ratio_p50: round3(floorSeq.p50_ms / base),
+      floor_ratio_p50: round3(floorP50 / base),
       floor_rps_ratio_64: round3(floorRps / noopRps),
       p50_over_floor: median(p50Ratios),
       p50_over_floor_min: round3(Math.min(...p50Ratios)),
