@@ -18,12 +18,19 @@ import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { round3, sequential, throughput } from "../lib/measure.js";
+import { processCpuMs } from "../lib/process-cpu.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 
 const N = Number(process.env.BENCH_PLACE_N ?? 3000);
-/** Rounds that alternate the floor and the sidecar (N pairs in all for each). */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_PLACE_ROUNDS ?? 5));
 const CALLERS = 64;
+/** Rounds that alternate the floor and the sidecar (N pairs in sequence in all for each). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_PLACE_ROUNDS ?? 15));
+/**
+ * Pairs per round from the 64 callers. On a shared machine one throughput window can swing by a
+ * quarter either way; many short rounds put the floor and the sidecar side by side more often,
+ * and give the median more rounds to settle on.
+ */
+const RPS_PAIRS = Math.max(CALLERS, Number(process.env.BENCH_PLACE_RPS_N ?? 1000));
 
 export async function run(): Promise<void> {
   const nats = await NatsServer.start();
@@ -98,17 +105,24 @@ export async function run(): Promise<void> {
     const rounds: { floor: Round; sidecar: Round }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const warmup = r === 0 ? 200 : 20;
-      const measure = async (fn: () => Promise<void>): Promise<Round> => ({
-        seq: await sequential(fn, n, warmup),
-        rps: await throughput(fn, CALLERS, n * 2),
-      });
+      const measure = async (fn: () => Promise<void>, pid: number | undefined): Promise<Round> => {
+        const seq = await sequential(fn, n, warmup);
+        const pids = [pid, process.pid, nats.pid];
+        const cpu0 = pids.map(processCpuMs);
+        const rps = await throughput(fn, CALLERS, RPS_PAIRS);
+        const [server, client, natsServer] = pids.map((p, i) => {
+          const [a, b] = [cpu0[i], processCpuMs(p)];
+          return a === undefined || b === undefined ? undefined : (b - a) / RPS_PAIRS;
+        });
+        return { seq, rps, cpuMsPerPair: server, clientCpuMsPerPair: client, natsCpuMsPerPair: natsServer };
+      };
       // Alternate which goes first.
       if (r % 2 === 0) {
-        const floor = await measure(floorPair);
-        rounds.push({ floor, sidecar: await measure(placeRelease) });
+        const floorRound = await measure(floorPair, floor.pid);
+        rounds.push({ floor: floorRound, sidecar: await measure(placeRelease, sidecar.proc.pid) });
       } else {
-        const side = await measure(placeRelease);
-        rounds.push({ floor: await measure(floorPair), sidecar: side });
+        const side = await measure(placeRelease, sidecar.proc.pid);
+        rounds.push({ floor: await measure(floorPair, floor.pid), sidecar: side });
       }
     }
     const median = (xs: number[]) => round3(percentile(xs, 50));
@@ -132,6 +146,16 @@ export async function run(): Promise<void> {
     const p50Ratios = rounds.map((x) => x.sidecar.seq.p50_ms / x.floor.seq.p50_ms);
     const rpsRatios = rounds.map((x) => x.sidecar.rps / x.floor.rps);
     const base = noopSeq.p50_ms + kvSeq.p50_ms;
+    // Server CPU per pair from the 64 callers, summed over the rounds (undefined off Linux).
+    const cpuPerPair = (
+      side: "floor" | "sidecar",
+      of: "cpuMsPerPair" | "clientCpuMsPerPair" | "natsCpuMsPerPair" = "cpuMsPerPair",
+    ) => {
+      const xs = rounds.map((x) => x[side][of]);
+      return xs.every((x) => x !== undefined) ? round3(xs.reduce((a, b) => a + b, 0) / xs.length) : null;
+    };
+    const sidecarCpu = cpuPerPair("sidecar");
+    const floorCpu = cpuPerPair("floor");
     const result = {
       place_release_p50_ms: prSeq.p50_ms,
       place_release_p99_ms: prSeq.p99_ms,
@@ -151,8 +175,17 @@ export async function run(): Promise<void> {
       rps_over_floor_64: median(rpsRatios),
       rps_over_floor_64_min: round3(Math.min(...rpsRatios)),
       rps_over_floor_64_max: round3(Math.max(...rpsRatios)),
+      sidecar_cpu_ms_per_pair_64: sidecarCpu,
+      floor_cpu_ms_per_pair_64: floorCpu,
+      cpu_over_floor_64: sidecarCpu !== null && floorCpu ? round3(sidecarCpu / floorCpu) : null,
+      // The rest of the machine's work per pair: the measuring client and nats-server.
+      client_cpu_ms_per_pair_64: cpuPerPair("sidecar", "clientCpuMsPerPair"),
+      client_cpu_ms_per_pair_64_floor: cpuPerPair("floor", "clientCpuMsPerPair"),
+      nats_cpu_ms_per_pair_64: cpuPerPair("sidecar", "natsCpuMsPerPair"),
+      nats_cpu_ms_per_pair_64_floor: cpuPerPair("floor", "natsCpuMsPerPair"),
       rounds: ROUNDS,
       samples: n * ROUNDS,
+      rps_samples: RPS_PAIRS * ROUNDS,
     };
     writeResult("place", { ...runInfo(null), ...result });
     process.stdout.write(`${markdownTable([result])}\n`);
@@ -160,7 +193,8 @@ export async function run(): Promise<void> {
       `targets: place_release_p50 ≤ 1.25 × floor_p50 (${result.p50_over_floor}); ` +
         `place_release_rps_64 ≥ 0.85 × floor_rps_64 (${result.rps_over_floor_64})\n` +
         `against the no-op RPC + KV, for comparison: ratio_p50 ${result.ratio_p50} (floor ${result.floor_ratio_p50}), ` +
-        `rps ratio ${result.rps_ratio_64} (floor ${result.floor_rps_ratio_64})\n`,
+        `rps ratio ${result.rps_ratio_64} (floor ${result.floor_rps_ratio_64}); ` +
+        `server CPU per pair from 64 callers: ${result.sidecar_cpu_ms_per_pair_64} ms, floor ${result.floor_cpu_ms_per_pair_64} ms\n`,
     );
   } finally {
     client?.close();
@@ -180,6 +214,10 @@ export async function run(): Promise<void> {
 interface Round {
   seq: { p50_ms: number; p99_ms: number };
   rps: number;
+  /** CPU time per pair while measuring rps (ms) of the server, the client, nats-server; undefined off Linux. */
+  cpuMsPerPair: number | undefined;
+  clientCpuMsPerPair: number | undefined;
+  natsCpuMsPerPair: number | undefined;
 }
 
 function listeningPort(child: ReturnType<typeof spawn>): Promise<number> {

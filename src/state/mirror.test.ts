@@ -68,6 +68,30 @@ describe("bucket mirror", () => {
     expect([...mirror.entries()]).toEqual([]);
   });
 
+  it("answers knows / holdsLive / shownDeleted as seen() does, TTL included", async () => {
+    const { clock, raw, mirror } = await setup(60_000);
+    await raw.put("a.1", bytes("one"));
+    await raw.put("a.2", bytes("two"));
+    await mirror.start();
+    await raw.delete("a.2");
+    await mirror.fresh();
+    clock.advance(30_000);
+    await raw.put("a.3", bytes("three"));
+    await mirror.fresh();
+    clock.advance(30_001); // a.1 is past the TTL now, a.3 is not
+    for (const key of ["a.1", "a.2", "a.3", "never"]) {
+      const seen = mirror.seen(key);
+      expect({ key, knows: mirror.knows(key) }).toEqual({ key, knows: seen !== undefined });
+      expect({ key, live: mirror.holdsLive(key) }).toEqual({ key, live: seen?.deleted === false });
+      expect({ key, gone: mirror.shownDeleted(key) }).toEqual({ key, gone: seen?.deleted === true });
+    }
+    expect([mirror.shownDeleted("a.1"), mirror.shownDeleted("a.2"), mirror.holdsLive("a.3")]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+
   it("fails fast while disconnected and rebuilds itself from a snapshot afterwards", async () => {
     const { kv, raw, mirror } = await setup();
     await raw.put("a.1", bytes("one"));

@@ -270,6 +270,23 @@ export class BucketMirror<T> {
     return t === undefined ? undefined : { revision: t.revision, deleted: true };
   }
 
+  /** Whether the copy has seen the key at all (a value or a tombstone); seen() without its answer. */
+  knows(key: string): boolean {
+    return this.state.live.has(key) || this.state.tombs.has(key);
+  }
+
+  /** Whether the copy holds a live value of the key (not deleted, not past the TTL). */
+  holdsLive(key: string): boolean {
+    const e = this.state.live.get(key);
+    return e !== undefined && this.alive(e);
+  }
+
+  /** Whether the copy saw the key and then its deletion (or its value outlived the TTL). */
+  shownDeleted(key: string): boolean {
+    const e = this.state.live.get(key);
+    return e !== undefined ? !this.alive(e) : this.state.tombs.has(key);
+  }
+
   /** Live entries of one group of the secondary index. */
   *group(name: string): Iterable<MirrorEntry<T>> {
     const m = this.state.groups.get(name);
@@ -491,6 +508,9 @@ export class BucketMirror<T> {
 
   private settleWaiters(): void {
     if (this.waiters.size === 0) return;
-    for (const w of [...this.waiters]) if (w.ready()) w.resolve();
+    // No copy of the set: a waiter removes only itself as it resolves (allowed while a Set is
+    // iterated), and new waiters arrive in later microtasks. Each write wakes every waiter, so
+    // this runs once per watched write.
+    for (const w of this.waiters) if (w.ready()) w.resolve();
   }
 }

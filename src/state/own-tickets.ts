@@ -2,7 +2,6 @@
 // granted (read-your-writes for its planner and its slot checks) and the ones it released
 // (their calls are over, so they hold no slot, though their delete has not landed yet).
 import type { Ticket } from "../core/shapes.js";
-import { ticketKey } from "./ticket-keys.js";
 import type { TicketsMirror } from "./tickets-view.js";
 
 /** Released keys kept before a sweep drops those the copy shows deleted (bounds the memory). */
@@ -11,8 +10,11 @@ const RELEASED_SWEEP_AT = 1024;
 export class OwnTickets {
   /** Granted and not released, by key, until the copy shows them. */
   private readonly granted = new Map<string, Ticket>();
-  /** Released, by key, until the copy shows them deleted. */
-  private readonly released = new Set<string>();
+  /**
+   * Released, by ticket id, until the copy shows them deleted. By id, not key: slot checks ask
+   * about every ticket of a model on each claim, and would otherwise build each one's key.
+   */
+  private readonly released = new Map<string, { key: string; provider: string }>();
 
   constructor(private readonly mirror: TicketsMirror) {}
 
@@ -26,11 +28,11 @@ export class OwnTickets {
   }
 
   /** A ticket was released here: no longer ours, and no longer holding a slot. */
-  forget(key: string): void {
+  forget(key: string, t: { provider: string; ticketId: string }): void {
     this.granted.delete(key);
-    this.released.add(key);
+    this.released.set(t.ticketId, { key, provider: t.provider });
     if (this.released.size > RELEASED_SWEEP_AT) {
-      for (const k of this.released) if (this.mirror.seen(k)?.deleted !== false) this.released.delete(k);
+      for (const [id, r] of this.released) if (!this.mirror.holdsLive(r.key)) this.released.delete(id);
     }
   }
 
@@ -38,7 +40,7 @@ export class OwnTickets {
   unseen(provider?: string): Ticket[] {
     const out: Ticket[] = [];
     for (const [key, t] of this.granted) {
-      if (this.mirror.seen(key) !== undefined) {
+      if (this.mirror.knows(key)) {
         this.granted.delete(key);
         continue;
       }
@@ -47,15 +49,15 @@ export class OwnTickets {
     return out;
   }
 
-  releasedHere(key: string): boolean {
-    return this.released.has(key);
+  releasedHere(t: Ticket): boolean {
+    return this.released.get(t.ticketId)?.provider === t.provider;
   }
 
   /** Whether a ticket still holds a slot: not released here (pruned once shown deleted). */
   holdsSlot(t: Ticket): boolean {
-    const key = ticketKey(t.provider, t.ticketId);
-    if (!this.released.has(key)) return true;
-    if (this.mirror.seen(key)?.deleted === true) this.released.delete(key);
+    const r = this.released.get(t.ticketId);
+    if (r === undefined || r.provider !== t.provider) return true;
+    if (this.mirror.shownDeleted(r.key)) this.released.delete(t.ticketId);
     return false;
   }
 }

@@ -68,8 +68,8 @@ export class TicketBook {
     } catch (err) {
       return Promise.reject(err);
     }
-    this.engine.mine.forget(key);
-    if (this.mirror.available && this.mirror.seen(key)?.deleted === true) return Promise.resolve();
+    this.engine.mine.forget(key, ref);
+    if (this.mirror.available && this.mirror.shownDeleted(key)) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
     const forget = () => {
@@ -202,7 +202,7 @@ export class TicketBook {
       const v = e.value;
       if (v?.kind === "ticket") {
         // A ticket released here is over for the planner even before its delete lands.
-        if (this.engine.mine.releasedHere(e.key)) continue;
+        if (this.engine.mine.releasedHere(v.ticket)) continue;
         if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
       } else if (v?.kind === "residency") {
         residencies.push(v.residency);
