@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../test/helpers/state-fixtures.js";
+import type { Ticket } from "../core/shapes.js";
+import { silentLogger } from "../log/index.js";
+import { encodeJson } from "./kv.js";
+import { MemoryKvStore } from "./memory-kv.js";
+import { BucketMirror } from "./mirror.js";
+import { OwnTickets } from "./own-tickets.js";
+import { ticketJson } from "./ticket-codec.js";
+import { providerOfKey, ticketKey } from "./ticket-keys.js";
+import { type TicketsValue, ticketsDecoder } from "./tickets-view.js";
+
+const mirrors: BucketMirror<TicketsValue>[] = [];
+afterEach(() => {
+  for (const m of mirrors.splice(0)) m.close();
+});
+
+async function setup() {
+  const clock = new ManualClock();
+  const kv = new MemoryKvStore({ now: clock.now });
+  const bucket = await kv.bucket("t", { history: 1, ttlMs: 600_000, maxValueBytes: 0, replicas: 1 });
+  const mirror = new BucketMirror<TicketsValue>({
+    bucket,
+    connection: kv.connection,
+    decode: ticketsDecoder(silentLogger),
+    group: providerOfKey,
+    now: clock.now,
+    catchUpTimeoutMs: 300,
+  });
+  mirrors.push(mirror);
+  await mirror.start();
+  return { bucket, mirror, mine: new OwnTickets(mirror) };
+}
+
+function ticket(provider: string, ticketId: string): Ticket {
+  return {
+    ticketId,
+    provider,
+    modelFootprintMiB: 4863,
+    kvCacheFootprintMiB: 0,
+    holderId: "ns/agent#1",
+    claimedAt: new Date().toISOString(),
+    modelName: "qwen3:8b",
+    evicts: {},
+    expiresAt: Date.now() + 150_000,
+  };
+}
+
+describe("own tickets", () => {
+  it("a ticket released here holds no slot while the copy still shows it, and is dropped once it shows the delete", async () => {
+    const { bucket, mirror, mine } = await setup();
+    const t = ticket("gpu-a", "11111111-1111-4111-8111-111111111111");
+    const key = ticketKey(t.provider, t.ticketId);
+    await bucket.put(key, encodeJson(ticketJson(t)));
+    await mirror.fresh();
+    expect([mine.holdsSlot(t), mine.releasedHere(t)]).toEqual([true, false]);
+
+    mine.forget(key, t);
+    expect(mirror.holdsLive(key)).toBe(true); // the delete has not landed
+    expect([mine.holdsSlot(t), mine.releasedHere(t)]).toEqual([false, true]);
+    // The same id on another provider is another ticket.
+    const other = ticket("gpu-b", t.ticketId);
+    expect([mine.holdsSlot(other), mine.releasedHere(other)]).toEqual([true, false]);
+
+    await bucket.delete(key);
+    await mirror.fresh();
+    expect(mine.holdsSlot(t)).toBe(false);
+    // That check saw the delete and forgot the ticket: nothing is kept for it any more.
+    expect(mine.releasedHere(t)).toBe(false);
+  });
+
+  it("lists a grant until the copy shows its write, for its provider only", async () => {
+    const { bucket, mirror, mine } = await setup();
+    const a = ticket("gpu-a", "22222222-2222-4222-8222-222222222222");
+    const b = ticket("gpu-b", "33333333-3333-4333-8333-333333333333");
+    mine.grant(ticketKey(a.provider, a.ticketId), a);
+    mine.grant(ticketKey(b.provider, b.ticketId), b);
+    expect(mine.unseen("gpu-a").map((t) => t.ticketId)).toEqual([a.ticketId]);
+    expect(mine.unseen().length).toBe(2);
+    await bucket.put(ticketKey(a.provider, a.ticketId), encodeJson(ticketJson(a)));
+    await mirror.fresh();
+    expect(mine.unseen().map((t) => t.ticketId)).toEqual([b.ticketId]);
+    // A grant released before its write shows is no longer ours either.
+    mine.forget(ticketKey(b.provider, b.ticketId), b);
+    expect(mine.unseen()).toEqual([]);
+  });
+
+  it("bounds what it keeps of released tickets: a sweep drops those the copy no longer holds", async () => {
+    const { mirror, mine } = await setup();
+    const held = ticket("gpu-a", "44444444-4444-4444-8444-444444444444");
+    mine.forget(ticketKey(held.provider, held.ticketId), held);
+    for (let i = 0; i < 1100; i++) {
+      const t = ticket("gpu-a", `55555555-5555-4555-8555-${String(i).padStart(12, "0")}`);
+      mine.forget(ticketKey(t.provider, t.ticketId), t);
+    }
+    await mirror.fresh();
+    // None of them is in the copy: the sweeps past 1024 dropped them all but the latest few.
+    expect(mine.releasedHere(held)).toBe(false);
+  });
+});
