@@ -195,7 +195,9 @@ export class ProviderPublisher {
         if (!e.mismatch) this.warn(name, "provider is another engine than declared", err);
         e.mismatch = err;
       } else {
-        e.mismatch = undefined;
+        // A probe that failed otherwise (no answer, a timeout, detection itself failing) says
+        // nothing of the engine: a mismatch found before stands until a probe succeeds as the
+        // declared engine, so the status never reads "answers as declared" after a failure.
         if (verdict.becameUnready) {
           this.warn(name, `provider not ready after ${verdict.consecutiveFailures} failed probes`, err);
         }

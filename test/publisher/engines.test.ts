@@ -144,4 +144,44 @@ describe("publishing a mixed fleet", () => {
     expect(back).not.toHaveProperty("engine");
     expect(publisher.engineMismatches().size).toBe(0);
   });
+
+  it("a mismatch stands through probes that get no answer, until one succeeds as declared", async () => {
+    const emu = await start("ollama");
+    const port = new URL(emu.url).port;
+    const own = new ProviderPublisher({
+      sink: store.providerWriter,
+      intervalMs: 60_000,
+      probeTimeoutMs: 2000,
+    });
+    try {
+      await own.setProviders([
+        { name: "gpu-silent", endpoint: emu.url, engine: "vllm", totalVramMiB: 24_563 },
+      ]);
+      await own.probeNow();
+      expect(own.engineMismatches().get("gpu-silent")).toMatchObject({
+        declared: "vllm",
+        detected: "ollama",
+      });
+      // The server goes away: connections are refused, which is no word on its engine.
+      await emu.close();
+      for (let i = 0; i < 3; i++) await own.probeNow();
+      expect(own.engineMismatches().get("gpu-silent")).toMatchObject({
+        declared: "vllm",
+        detected: "ollama",
+      });
+      expect((await published("gpu-silent")).ready).toBe(false);
+      // A vLLM server at that address: the declaration holds now.
+      const back = await start("vllm", { listen: `127.0.0.1:${port}`, contextLength: 8192 });
+      try {
+        await own.probeNow();
+        expect(own.engineMismatches().size).toBe(0);
+        expect((await published("gpu-silent")).ready).toBe(true);
+      } finally {
+        await back.close();
+      }
+    } finally {
+      await own.stop();
+      await store.providerWriter.remove("gpu-silent").catch(() => undefined);
+    }
+  });
 });
