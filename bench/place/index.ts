@@ -150,7 +150,7 @@ export async function run(): Promise<void> {
     const p50Ratios = rounds.map((x) => x.sidecar.seq.p50_ms / x.floor.seq.p50_ms);
     const rpsRatios = rounds.map((x) => x.sidecar.rps / x.floor.rps);
     const base = noopSeq.p50_ms + kvSeq.p50_ms;
-    // Server CPU per pair from the 64 callers, summed over the rounds (undefined off Linux).
+    // CPU per pair from the 64 callers, the mean over the rounds (null off Linux).
     const cpuPerPair = (
       side: "floor" | "sidecar",
       of: "cpuMsPerPair" | "clientCpuMsPerPair" | "natsCpuMsPerPair" = "cpuMsPerPair",

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ticket as fixtureTicket } from "../../test/helpers/core-fixtures.js";
 import { ManualClock } from "../../test/helpers/state-fixtures.js";
-import type { Ticket } from "../core/shapes.js";
 import { silentLogger } from "../log/index.js";
 import { encodeJson } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
@@ -32,19 +32,9 @@ async function setup() {
   return { bucket, mirror, mine: new OwnTickets(mirror) };
 }
 
-function ticket(provider: string, ticketId: string): Ticket {
-  return {
-    ticketId,
-    provider,
-    modelFootprintMiB: 4863,
-    kvCacheFootprintMiB: 0,
-    holderId: "ns/agent#1",
-    claimedAt: new Date().toISOString(),
-    modelName: "qwen3:8b",
-    evicts: {},
-    expiresAt: Date.now() + 150_000,
-  };
-}
+/** A live qwen3:8b ticket with the given id (ids are UUIDs, as the key format wants). */
+const ticket = (provider: string, ticketId: string) =>
+  fixtureTicket(provider, "qwen3:8b", { ticketId, expiresAt: Date.now() + 150_000 });
 
 describe("own tickets", () => {
   it("a ticket released here holds no slot while the copy still shows it, and is dropped once it shows the delete", async () => {
@@ -55,7 +45,7 @@ describe("own tickets", () => {
     await mirror.fresh();
     expect([mine.holdsSlot(t), mine.releasedHere(t)]).toEqual([true, false]);
 
-    mine.forget(key, t);
+    mine.forget(t);
     expect(mirror.holdsLive(key)).toBe(true); // the delete has not landed
     expect([mine.holdsSlot(t), mine.releasedHere(t)]).toEqual([false, true]);
     // The same id on another provider is another ticket.
@@ -81,17 +71,17 @@ describe("own tickets", () => {
     await mirror.fresh();
     expect(mine.unseen().map((t) => t.ticketId)).toEqual([b.ticketId]);
     // A grant released before its write shows is no longer ours either.
-    mine.forget(ticketKey(b.provider, b.ticketId), b);
+    mine.forget(b);
     expect(mine.unseen()).toEqual([]);
   });
 
   it("bounds what it keeps of released tickets: a sweep drops those the copy no longer holds", async () => {
     const { mirror, mine } = await setup();
     const held = ticket("gpu-a", "44444444-4444-4444-8444-444444444444");
-    mine.forget(ticketKey(held.provider, held.ticketId), held);
+    mine.forget(held);
     for (let i = 0; i < 1100; i++) {
       const t = ticket("gpu-a", `55555555-5555-4555-8555-${String(i).padStart(12, "0")}`);
-      mine.forget(ticketKey(t.provider, t.ticketId), t);
+      mine.forget(t);
     }
     await mirror.fresh();
     // None of them is in the copy: the sweeps past 1024 dropped them all but the latest few.

@@ -2,6 +2,7 @@
 // granted (read-your-writes for its planner and its slot checks) and the ones it released
 // (their calls are over, so they hold no slot, though their delete has not landed yet).
 import type { Ticket } from "../core/shapes.js";
+import { ticketKey } from "./ticket-keys.js";
 import type { TicketsMirror } from "./tickets-view.js";
 
 /** Released keys kept before a sweep drops those the copy shows deleted (bounds the memory). */
@@ -28,7 +29,8 @@ export class OwnTickets {
   }
 
   /** A ticket was released here: no longer ours, and no longer holding a slot. */
-  forget(key: string, t: { provider: string; ticketId: string }): void {
+  forget(t: { provider: string; ticketId: string }): void {
+    const key = ticketKey(t.provider, t.ticketId);
     this.granted.delete(key);
     this.released.set(t.ticketId, { key, provider: t.provider });
     if (this.released.size > RELEASED_SWEEP_AT) {

@@ -68,7 +68,7 @@ export class TicketBook {
     } catch (err) {
       return Promise.reject(err);
     }
-    this.engine.mine.forget(key, ref);
+    this.engine.mine.forget(ref);
     if (this.mirror.available && this.mirror.shownDeleted(key)) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
