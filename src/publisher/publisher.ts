@@ -103,9 +103,15 @@ export class ProviderPublisher {
   /** Replaces the provider list: new ones are probed now, removed ones are unpublished. */
   async setProviders(list: readonly PublishedProvider[]): Promise<void> {
     const wanted = new Map(list.map((p) => [p.name, p]));
+    // A mismatch found stands across a change of other settings (same endpoint, same declared
+    // engine): a new entry would otherwise read as "answers as declared" before its first probe.
+    const carried = new Map<string, EngineMismatchError>();
     for (const [name, e] of this.entries) {
       const next = wanted.get(name);
       if (next && sameConfig(next, e.config)) continue;
+      if (next && e.mismatch && next.endpoint === e.config.endpoint && next.engine === e.config.engine) {
+        carried.set(name, e.mismatch);
+      }
       this.drop(e);
       this.entries.delete(name);
       if (!next) await this.o.sink.remove(name).catch((err) => this.warn(name, "unpublish failed", err));
@@ -119,7 +125,7 @@ export class ProviderPublisher {
         prober: fixed
           ? new EngineProber(fixed, { baseUrl: p.endpoint, timeoutMs: this.timeoutMs })
           : undefined,
-        mismatch: undefined,
+        mismatch: carried.get(p.name),
         tracker: new ProbeFailureTracker(this.threshold),
         last: undefined,
         timer: undefined,
