@@ -145,6 +145,40 @@ describe("publishing a mixed fleet", () => {
     expect(publisher.engineMismatches().size).toBe(0);
   });
 
+  it("a mismatch stands when the provider's entry is rebuilt for another setting", async () => {
+    const emu = await start("ollama");
+    const own = new ProviderPublisher({
+      sink: store.providerWriter,
+      intervalMs: 60_000,
+      probeTimeoutMs: 2000,
+    });
+    const declared = {
+      name: "gpu-rebuilt",
+      endpoint: emu.url,
+      engine: "vllm" as const,
+      totalVramMiB: 24_563,
+    };
+    try {
+      await own.setProviders([declared]);
+      await own.probeNow();
+      expect(own.engineMismatches().get("gpu-rebuilt")).toMatchObject({
+        declared: "vllm",
+        detected: "ollama",
+      });
+      // The operator hands over new settings (a probed maxParallel, say): no probe has run since.
+      const rebuilt = own.setProviders([{ ...declared, maxParallel: 4 }]);
+      expect(own.engineMismatches().get("gpu-rebuilt")).toMatchObject({
+        declared: "vllm",
+        detected: "ollama",
+      });
+      await rebuilt;
+    } finally {
+      await own.stop();
+      await emu.close();
+      await store.providerWriter.remove("gpu-rebuilt").catch(() => undefined);
+    }
+  });
+
   it("a mismatch stands through probes that get no answer, until one succeeds as declared", async () => {
     const emu = await start("ollama");
     const port = new URL(emu.url).port;
