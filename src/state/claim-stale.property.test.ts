@@ -46,6 +46,9 @@ describe("claims on stale provider state under arbitrary interleavings", () => {
             claimMaxAttempts: 200,
             claimBatch: 3,
             freshnessMs: 10,
+            // Tombstones go as early as the rule allows (docs/rules/state.md §10).
+            ticketTombstoneKeepMs: 0,
+            mirrorPruneEvery: 1,
           });
         const stores: StateStore[] = [];
         for (let i = 0; i < 3; i++) stores.push(await open(`sidecar-${i}`));

@@ -54,6 +54,9 @@ describe("claim protocol under arbitrary interleavings", () => {
               // gives up after 20 proofs that aged past three quarters of the bound before its
               // synchronous decision, which a loaded CI machine once managed (StateUnavailable).
               freshnessMs: 10,
+              // Tombstones go as early as the rule allows (docs/rules/state.md §10).
+              ticketTombstoneKeepMs: 0,
+              mirrorPruneEvery: 1,
             }),
           );
         }

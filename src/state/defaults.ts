@@ -11,6 +11,11 @@ import { ErrorCode, KubemootError } from "../errors/index.js";
 export const LEASE_GRACE_MS = 1000;
 /** Claim attempts (each a compare-and-set on the provider's guard) before giving up. */
 export const CLAIM_MAX_ATTEMPTS = 64;
+/**
+ * How long the tickets copy keeps the tombstone of a released ticket that no guard lists any
+ * more (ms); the bucket's TTL still bounds every other tombstone (docs/rules/state.md §10).
+ */
+export const TICKET_TOMBSTONE_KEEP_MS = 10_000;
 /** How long a read waits for a bucket's copy to catch up or come back (ms). */
 export const CATCH_UP_TIMEOUT_MS = 2000;
 

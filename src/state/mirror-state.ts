@@ -26,6 +26,15 @@ export type MirrorEvent<T> =
   | { type: "reset" }
   | { type: "availability"; available: boolean };
 
+/**
+ * Tombstones a copy may forget before the bucket's TTL: once `keepMs` old (by the server's
+ * clock), each one `needed` answers false for.
+ */
+export interface EarlyForget {
+  readonly keepMs: number;
+  readonly needed: (key: string) => boolean;
+}
+
 export class MirrorState<T> {
   readonly live = new Map<string, MirrorEntry<T>>();
   readonly tombs = new Map<string, { revision: number; createdMs: number }>();
@@ -67,10 +76,20 @@ export class MirrorState<T> {
     return { type: "delete", key: e.key, revision: e.revision };
   }
 
-  /** Forgets entries the server has dropped by now (TTL) and very old tombstones. */
-  prune(nowMs: number, ttlMs: number): void {
+  /**
+   * Forgets entries the server has dropped by now (TTL), very old tombstones, and the
+   * tombstones `early` lets go.
+   */
+  prune(nowMs: number, ttlMs: number, early?: EarlyForget): void {
     const keepTombMs = ttlMs > 0 ? ttlMs : 3_600_000;
-    for (const [k, t] of this.tombs) if (t.createdMs + keepTombMs <= nowMs) this.tombs.delete(k);
+    for (const [k, t] of this.tombs) {
+      if (
+        t.createdMs + keepTombMs <= nowMs ||
+        (early !== undefined && t.createdMs + early.keepMs <= nowMs && !early.needed(k))
+      ) {
+        this.tombs.delete(k);
+      }
+    }
     if (!(ttlMs > 0)) return;
     for (const [k, e] of this.live) {
       if (e.createdMs + ttlMs > nowMs) continue;

@@ -19,9 +19,15 @@ import { silentLogger } from "../log/index.js";
 import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";
 import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
-import { type MirrorEntry, type MirrorEvent, MirrorState, type SeenKey } from "./mirror-state.js";
+import {
+  type EarlyForget,
+  type MirrorEntry,
+  type MirrorEvent,
+  MirrorState,
+  type SeenKey,
+} from "./mirror-state.js";
 
-export type { MirrorEntry, MirrorEvent, SeenKey } from "./mirror-state.js";
+export type { EarlyForget, MirrorEntry, MirrorEvent, SeenKey } from "./mirror-state.js";
 
 export interface MirrorOptions<T> {
   bucket: KvBucket;
@@ -30,6 +36,13 @@ export interface MirrorOptions<T> {
   decode: (entry: KvEntry) => T | undefined;
   /** Optional secondary index: the group a key belongs to (e.g. its provider). */
   group?: (key: string) => string | undefined;
+  /**
+   * Tombstones the copy may forget before the bucket's TTL (its memory then follows what is
+   * still needed, not the bucket's delete rate). Default: each is kept for the TTL.
+   */
+  earlyForget?: EarlyForget;
+  /** Entries applied between two prunes of expired entries and tombstones; default 1024. */
+  pruneEvery?: number;
   /** Wall clock (epoch ms), for the bucket TTL. */
   now: () => number;
   /** Maximum age of the copy a read may use (ms); default 200. */
@@ -408,8 +421,9 @@ export class BucketMirror<T> {
             }
             const ev = this.state.apply(e);
             if (ev === null) continue;
-            if (++this.applied % 1024 === 0) {
-              this.state.prune(this.options.now(), this.options.bucket.settings.ttlMs);
+            if (++this.applied % (this.options.pruneEvery ?? 1024) === 0) {
+              const { now, bucket, earlyForget } = this.options;
+              this.state.prune(now(), bucket.settings.ttlMs, earlyForget);
             }
             this.emit(ev);
             this.settleWaiters();

@@ -7,7 +7,12 @@ import type { Logger } from "../log/index.js";
 import { silentLogger } from "../log/index.js";
 import { BUCKETS_OF, bucketSettings, MODEL_DEMAND_BUCKET } from "./buckets.js";
 import { CapacityWatch } from "./capacity-watch.js";
-import { CATCH_UP_TIMEOUT_MS, CLAIM_MAX_ATTEMPTS, LEASE_GRACE_MS } from "./defaults.js";
+import {
+  CATCH_UP_TIMEOUT_MS,
+  CLAIM_MAX_ATTEMPTS,
+  LEASE_GRACE_MS,
+  TICKET_TOMBSTONE_KEEP_MS,
+} from "./defaults.js";
 import { DemandBoard, demandDecoder } from "./demand.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
@@ -21,7 +26,7 @@ import {
 } from "./provider-state.js";
 import { parseTicketsKey, providerOfKey } from "./ticket-keys.js";
 import { TicketBook } from "./tickets.js";
-import { ticketsDecoder } from "./tickets-view.js";
+import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
 
 export interface StateStoreOptions {
   /** Written into every ticket's holderId; default "<hostname>/<pid>". */
@@ -40,6 +45,13 @@ export interface StateStoreOptions {
   freshnessMs?: number;
   /** How long a read waits for a watch to catch up or come back (ms); default 2000. */
   catchUpTimeoutMs?: number;
+  /**
+   * How long the tickets copy keeps the tombstone of a released ticket no guard lists (ms);
+   * default 10 000. Other tombstones stay for the bucket's TTL.
+   */
+  ticketTombstoneKeepMs?: number;
+  /** Watched entries each copy applies between two prunes of what it may forget; default 1024. */
+  mirrorPruneEvery?: number;
   /** Compare-and-set attempts per claim; default 64. */
   claimMaxAttempts?: number;
   /** Claims decided in one compare-and-set (same provider, this process); default 16. */
@@ -121,6 +133,7 @@ async function assemble(
     now,
     freshnessMs: options.freshnessMs ?? FRESH_READ_MS,
     catchUpTimeoutMs: options.catchUpTimeoutMs ?? CATCH_UP_TIMEOUT_MS,
+    ...(options.mirrorPruneEvery !== undefined ? { pruneEvery: options.mirrorPruneEvery } : {}),
     logger,
   };
   const stateMirror = new BucketMirror({
@@ -128,11 +141,15 @@ async function assemble(
     bucket: stateBucket!,
     decode: providerStateDecoder(logger, options.acceptProvider),
   });
-  const ticketsMirror = new BucketMirror({
+  const ticketsMirror: TicketsMirror = new BucketMirror({
     ...mirrorBase,
     bucket: ticketsBucket!,
     decode: ticketsDecoder(logger),
     group: providerOfKey,
+    earlyForget: {
+      keepMs: options.ticketTombstoneKeepMs ?? TICKET_TOMBSTONE_KEEP_MS,
+      needed: (key) => tombstoneNeeded(ticketsMirror, key),
+    },
   });
   const demandMirror = new BucketMirror({
     ...mirrorBase,

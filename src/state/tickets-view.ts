@@ -14,7 +14,7 @@ import {
   parseTicket,
   type SuspectValue,
 } from "./ticket-codec.js";
-import { parseTicketsKey } from "./ticket-keys.js";
+import { guardKey, parseTicketsKey } from "./ticket-keys.js";
 
 export type TicketsValue =
   | { kind: "ticket"; ticket: Ticket }
@@ -56,6 +56,19 @@ export function ticketsDecoder(logger: Logger): (e: KvEntry) => TicketsValue | u
     }
     return out;
   };
+}
+
+/**
+ * Whether the copy must keep a key's tombstone for the bucket's TTL (docs/rules/state.md §10):
+ * every key but a ticket's, and a ticket its provider's current guard lists as pending. A guard
+ * is committed before its tickets are written, so the copy holds it by the time their deletes
+ * arrive; a later guard lists only tickets of its own decision.
+ */
+export function tombstoneNeeded(mirror: TicketsMirror, key: string): boolean {
+  const k = parseTicketsKey(key);
+  if (k.kind !== "ticket") return true;
+  const v = mirror.get(guardKey(k.provider))?.value;
+  return v?.kind === "guard" && v.guard.pending.some((t) => t.ticketId === k.ticketId);
 }
 
 /** Tickets of one provider (exact `<provider>__` keys) live at `liveNowMs`. */
