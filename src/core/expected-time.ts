@@ -8,7 +8,7 @@ import { fixedWaitS } from "./fixed-engine.js";
 import { nameEstimateMiB } from "./occupancy.js";
 import { queueWaitS } from "./queue-or-unload.js";
 import { serviceMsPerMiB, sizePriorMs } from "./service-prior.js";
-import { oldestClaimedMs, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+import { oldestClaimedMs, type ProviderView, type SnapshotIndex, slotsOf } from "./snapshot.js";
 
 /** The fleet's measured service per MiB, once per index (an index is one instant's snapshot). */
 const perMiB = new WeakMap<SnapshotIndex, number | undefined>();
@@ -69,7 +69,7 @@ export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): nu
   const mt = v.byModel.get(model);
   return queueWaitS({
     tickets: mt?.count ?? 0,
-    slots: v.slots,
+    slots: slotsOf(v, model),
     oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
     callTimeS: serviceS(ix, v, model),
   });
@@ -78,8 +78,9 @@ export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): nu
 /** Seconds the calls ahead keep a copy's slots busy once it runs (none started yet). */
 export function queuedBehindS(ix: SnapshotIndex, v: ProviderView, model: string): number {
   const ahead = v.byModel.get(model)?.count ?? 0;
-  if (ahead < v.slots) return 0;
-  return (Math.floor((ahead - v.slots) / v.slots) + 1) * serviceS(ix, v, model);
+  const slots = slotsOf(v, model);
+  if (ahead < slots) return 0;
+  return (Math.floor((ahead - slots) / slots) + 1) * serviceS(ix, v, model);
 }
 
 /** Seconds left of a load in flight on `v` (its oldest ticket started it). */

@@ -88,7 +88,7 @@ export type {
   ProviderView,
   SnapshotIndex,
 } from "./snapshot.js";
-export { contextAt, DEFAULT_PLANNER_OPTIONS, indexSnapshot, oldestClaimedMs } from "./snapshot.js";
+export { contextAt, DEFAULT_PLANNER_OPTIONS, indexSnapshot, oldestClaimedMs, slotsOf } from "./snapshot.js";
 export type { SuccessRate } from "./success-rate.js";
 export { NO_SUCCESS_SAMPLES, recordOutcome, successRateValue } from "./success-rate.js";
 export type { VictimCandidate } from "./victims.js";

@@ -23,6 +23,7 @@ import {
   type PlannerOptions,
   type ProviderView,
   type SnapshotIndex,
+  slotsOf,
 } from "./snapshot.js";
 import { successRateValue } from "./success-rate.js";
 import { planByTime } from "./time-policy.js";
@@ -276,7 +277,7 @@ function bestQueue(
         ? fixedWaitS(v.ahead, v.capacity, callS)
         : queueWaitS({
             tickets: mt?.count ?? 0,
-            slots: v.slots,
+            slots: slotsOf(v, c.model),
             oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
             callTimeS: callS,
           });

@@ -44,6 +44,11 @@ export interface ProviderState {
   kvCacheUsage?: number;
   /** Our extension: the engine answers POST /tokenize (exact prompt token counts). */
   tokenize?: boolean;
+  /**
+   * Our extension: models the engine runs with one slot whatever `maxParallel` says (Ollama's
+   * embedding models, from /api/show capabilities); absent = none known.
+   */
+  singleSlotModels?: string[];
 }
 
 /** Value of `kubemoot_provider_tickets/<provider>__<ticketId>`. */

@@ -104,8 +104,10 @@ export interface ProviderView {
   readonly totalKnown: boolean;
   /** MiB. */
   readonly usable: number;
-  /** Parallel slots per model, at least 1. */
+  /** Parallel slots per model, at least 1 (but see `singleSlot`: read them with slotsOf). */
   readonly slots: number;
+  /** Models the engine runs with one slot whatever `slots` says (Ollama's embedding models). */
+  readonly singleSlot: ReadonlySet<string>;
   /**
    * A fixed-model engine (docs/rules/engines.md "Placement"): warm for the models it serves and
    * nothing else, its VRAM its own business (no usable room, no residents to unload).
@@ -167,7 +169,12 @@ export function lists(v: ProviderView, model: string): boolean {
  */
 export function hasFreeSlot(v: ProviderView, model: string): boolean {
   if (v.fixed) return v.ahead < v.capacity;
-  return (v.byModel.get(model)?.count ?? 0) < v.slots;
+  return (v.byModel.get(model)?.count ?? 0) < slotsOf(v, model);
+}
+
+/** Parallel slots of a copy of `model` on `v`: one for a single-slot model, else the provider's. */
+export function slotsOf(v: ProviderView, model: string): number {
+  return v.singleSlot.has(model) ? 1 : v.slots;
 }
 
 /**
@@ -360,6 +367,10 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       totalKnown: !fixed && pos(state.totalVramMiB) > 0,
       usable,
       slots,
+      singleSlot:
+        !fixed && state.singleSlotModels !== undefined && state.singleSlotModels.length > 0
+          ? new Set(state.singleSlotModels)
+          : EMPTY_SET,
       fixed,
       ahead: fixed ? fixedLoad(state, tickets) : tickets.length,
       capacity: fixed ? fixedCapacity(slots, state.activeCount, state.kvCacheUsage) : slots,

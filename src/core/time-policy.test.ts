@@ -194,6 +194,31 @@ describe("time policy: an unload pays for itself", () => {
     expect(byTime(inUse, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "wait-for-memory" });
   });
 
+  it("an embedding model's copy has one slot whatever maxParallel says", () => {
+    const EMB = "nomic-embed-text:latest";
+    const four = { maxParallel: 4 };
+    const providers = [
+      warm("a", RTX_4090_MIB, EMB, 300, { ...four, singleSlotModels: [EMB] }),
+      warm("b", RTX_4090_MIB, Q8, F8, four),
+    ];
+    const busy = snapshot({
+      providers,
+      tickets: [ticket("a", EMB, { claimedAtMs: T0 - 1_000 }), ticket("b", Q8, { claimedAtMs: T0 - 1_000 })],
+    });
+    // One call in flight fills the embedding copy's one slot; the chat copy has three more.
+    expect(byTime(busy, req({ candidates: cands([EMB, 80]) }))).toMatchObject({
+      kind: "queue",
+      provider: "a",
+    });
+    expect(byTime(busy, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "claim", slots: 4 });
+    // A claim on the free copy relies on its one slot (the state layer checks it).
+    expect(byTime(snapshot({ providers }), req({ candidates: cands([EMB, 80]) }))).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      slots: 1,
+    });
+  });
+
   it("a copy that others keep busy stops taking calls once it has served its residency, so a model that waits gets its turn", () => {
     // 14b fills the 16 GiB card; 8b cannot join it. 14b's callers keep it busy (one live
     // ticket, slots free), so it is never idle: without draining, 8b would wait forever.

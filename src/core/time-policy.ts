@@ -13,7 +13,7 @@ import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } fr
 import { roomNeeded, vramVerdict } from "./feasibility.js";
 import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
 import { gpuBusyMessage } from "./refusal.js";
-import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
+import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex, slotsOf } from "./snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 /** What the time policy is asked. */
@@ -241,7 +241,7 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
     cost: p.seconds,
     // Every claim of this policy relies on a free slot: two calls deciding at once to load the
     // same copy must not both get its one slot.
-    slots: p.view.slots,
+    slots: slotsOf(p.view, p.model),
   };
 }
 

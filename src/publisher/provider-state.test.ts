@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { OllamaPsModel, OllamaTagModel } from "../engines/ollama-wire.js";
-import { bytesToMiB, formatProbedAt, toProviderState, unreadyProviderState } from "./provider-state.js";
+import {
+  bytesToMiB,
+  formatProbedAt,
+  singleSlot,
+  toProviderState,
+  unreadyProviderState,
+} from "./provider-state.js";
 
 const MiB = 1024 * 1024;
 const at = "2026-06-11T00:00:00.123Z";
@@ -120,6 +126,28 @@ describe("toProviderState", () => {
     [48_128, 262_144],
   ])("with %d MiB and no configured context, Ollama's default %d", (vram, ctx) => {
     expect(toProviderState({ ...cfg, totalVramMiB: vram }, { ps: [], tags: [] }, at).contextLength).toBe(ctx);
+  });
+
+  it("lists single-slot models once, sorted, and only when there are some", () => {
+    const cfg = { name: "rig", endpoint: "http://rig:11434" };
+    const at = "2026-06-11T00:00:00Z";
+    const s = toProviderState(
+      cfg,
+      { ps: [], tags: [], singleSlot: ["b:latest", "a:latest", "b:latest"] },
+      at,
+    );
+    expect(s.singleSlotModels).toEqual(["a:latest", "b:latest"]);
+    expect(Object.keys(toProviderState(cfg, { ps: [], tags: [], singleSlot: [] }, at))).not.toContain(
+      "singleSlotModels",
+    );
+    // Ollama's capabilities: an embedding model cannot complete; unknown keeps the slots.
+    expect([["embedding"], ["completion", "tools"], [], undefined, "embedding"].map(singleSlot)).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it("formats lastProbedAt as RFC 3339 UTC seconds", () => {

@@ -10,6 +10,8 @@
 //   (falling back to size when an older server omits size_vram).
 // - loadedModelContextLengths: /api/ps context_length where the server reports it (> 0).
 // - availableModelFootprintsMiB: /api/tags on-disk sizes of the models NOT loaded.
+// - singleSlotModels: models /api/show says cannot complete (embedding models): Ollama runs
+//   them with one slot whatever OLLAMA_NUM_PARALLEL says. Absent when there are none.
 // - totalVramMiB: the DCGM framebuffer total when given (> 0), else the configured total,
 //   else 0 (unknown).
 // - maxParallel: the configured OLLAMA_NUM_PARALLEL, at least 1 (default 1).
@@ -30,6 +32,8 @@ export interface ProbeObservation {
   version?: string | undefined;
   /** DCGM framebuffer totals, when the provider has an exporter configured. */
   dcgm?: { totalMiB: number } | undefined;
+  /** Models /api/show found without the completion capability (see singleSlot()). */
+  singleSlot?: readonly string[] | undefined;
 }
 
 export interface ProviderProbeConfig {
@@ -120,7 +124,19 @@ export function toProviderState(
       configuredCtx > 0 ? configuredCtx : totalVramMiB > 0 ? ollamaDefaultContextLength(totalVramMiB) : 0,
     loadedModelContextLengths,
     ...(count(config.maxLoadedModels) > 0 ? { maxLoadedModels: count(config.maxLoadedModels) } : {}),
+    ...(observed.singleSlot !== undefined && observed.singleSlot.length > 0
+      ? { singleSlotModels: [...new Set(observed.singleSlot)].sort() }
+      : {}),
   };
+}
+
+/**
+ * Whether Ollama runs a model with one slot whatever OLLAMA_NUM_PARALLEL says: its /api/show
+ * capabilities are known and lack "completion" (an embedding model). Unknown capabilities (an
+ * older server) keep the provider's slots.
+ */
+export function singleSlot(capabilities: unknown): boolean {
+  return Array.isArray(capabilities) && capabilities.length > 0 && !capabilities.includes("completion");
 }
 
 /**

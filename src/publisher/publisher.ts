@@ -1,7 +1,7 @@
 // The provider publisher (the operator's half of shared state; the sidecar runs one too): probes each configured
 // provider at an interval and right after any change it is told of, and publishes
 // `kubemoot_provider_state`. An Ollama provider is probed with /api/ps, /api/tags and
-// /api/version; any other engine with its own probe (src/engines). A DCGM exporter, when
+// /api/version (and /api/show once per new model); any other engine with its own probe (src/engines). A DCGM exporter, when
 // configured, gives the VRAM total of either. A provider goes ready=false after consecutive
 // failures (short blips are ridden out) and comes back on the first good probe; one found to
 // be another engine than declared goes ready=false at once (see engineMismatches()).
@@ -20,6 +20,7 @@ import type { Logger } from "../log/index.js";
 import { toEngineProviderState, unreadyEngineState } from "./engine-state.js";
 import { DEFAULT_FAILURE_THRESHOLD, ProbeFailureTracker } from "./failure-tracker.js";
 import { type ProviderProbeConfig, toProviderState, unreadyProviderState } from "./provider-state.js";
+import { SingleSlotModels } from "./single-slot-models.js";
 
 export interface PublishedProvider extends ProviderProbeConfig {
   /** A DCGM exporter's metrics URL; its framebuffer total wins over `totalVramMiB`. */
@@ -60,6 +61,8 @@ interface Entry {
   config: PublishedProvider;
   /** Ollama providers. */
   client: OllamaClient | undefined;
+  /** Ollama providers: which models run with one slot. */
+  singleSlot: SingleSlotModels;
   /** Every other engine. */
   prober: EngineProber | undefined;
   mismatch: EngineMismatchError | undefined;
@@ -122,6 +125,7 @@ export class ProviderPublisher {
       const e: Entry = {
         config: p,
         client: fixed ? undefined : new OllamaClient({ baseUrl: p.endpoint, timeoutMs: this.timeoutMs }),
+        singleSlot: new SingleSlotModels(),
         prober: fixed
           ? new EngineProber(fixed, { baseUrl: p.endpoint, timeoutMs: this.timeoutMs })
           : undefined,
@@ -239,7 +243,8 @@ export class ProviderPublisher {
         client.version(),
         this.dcgm(e),
       ]);
-      return toProviderState(e.config, { ps, tags, version, dcgm }, this.now());
+      const singleSlot = await e.singleSlot.refresh(client, [...ps, ...tags]);
+      return toProviderState(e.config, { ps, tags, version, dcgm, singleSlot }, this.now());
     } catch (err) {
       // An answer Ollama would not give (a 404 on /api/ps): maybe another engine is there.
       const http = new EngineHttp({ baseUrl: e.config.endpoint, timeoutMs: this.timeoutMs });

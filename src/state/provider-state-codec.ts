@@ -27,6 +27,9 @@ export function providerStateJson(s: ProviderState): Record<string, unknown> {
     ...(s.engine !== undefined && s.engine !== "ollama" ? { engine: s.engine } : {}),
     ...(s.kvCacheUsage !== undefined ? { kvCacheUsage: s.kvCacheUsage } : {}),
     ...(s.tokenize === true ? { tokenize: true } : {}),
+    ...(s.singleSlotModels !== undefined && s.singleSlotModels.length > 0
+      ? { singleSlotModels: s.singleSlotModels }
+      : {}),
   };
 }
 
@@ -56,7 +59,13 @@ export function parseProviderState(raw: unknown, key: string): ProviderState | u
       ? { kvCacheUsage: Math.min(1, Math.max(0, raw.kvCacheUsage)) }
       : {}),
     ...(raw.tokenize === true ? { tokenize: true } : {}),
+    ...singleSlotField(raw.singleSlotModels),
   };
+}
+
+function singleSlotField(v: unknown): Pick<ProviderState, "singleSlotModels"> {
+  const models = strings(v);
+  return models.length > 0 ? { singleSlotModels: models } : {};
 }
 
 /** Stale: lastProbedAt parses and is older than `staleMs`. Empty or unparsable is kept. */

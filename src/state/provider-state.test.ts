@@ -62,6 +62,18 @@ describe("provider state parsing", () => {
     expect(parseProviderState({ kvCacheUsage: "full" }, "k")!.kvCacheUsage).toBeUndefined();
   });
 
+  it("carries single-slot models when there are some, and only then", () => {
+    const ollama = parseProviderState(JSON.parse(KUBEMOOT_STATE), "ollama-rig1")!;
+    expect(ollama.singleSlotModels).toBeUndefined();
+    expect(Object.keys(providerStateJson(ollama))).not.toContain("singleSlotModels");
+    const raw = { ...JSON.parse(KUBEMOOT_STATE), singleSlotModels: ["nomic-embed-text:latest", 7] };
+    const withEmbed = parseProviderState(raw, "k")!;
+    expect(withEmbed.singleSlotModels).toEqual(["nomic-embed-text:latest"]);
+    expect(providerStateJson(withEmbed).singleSlotModels).toEqual(["nomic-embed-text:latest"]);
+    expect(parseProviderState({ singleSlotModels: [] }, "k")!.singleSlotModels).toBeUndefined();
+    expect(parseProviderState({ singleSlotModels: "x" }, "k")!.singleSlotModels).toBeUndefined();
+  });
+
   it("is stale only with a parsable lastProbedAt older than the limit", () => {
     const now = Date.parse("2026-06-11T00:10:00Z");
     const at = (lastProbedAt: string) => isStale(providerState("p", { lastProbedAt }), now, 300_000);

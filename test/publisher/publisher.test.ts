@@ -48,7 +48,8 @@ beforeAll(async () => {
   b = await startEmulator({
     listen: "127.0.0.1:0",
     vramMiB: 24563,
-    models: CATALOG,
+    // An embedding model: Ollama runs it with one slot whatever OLLAMA_NUM_PARALLEL says.
+    models: { ...CATALOG, "nomic-embed-text": 262 },
     timeScale: 0.01,
     numParallel: 2,
   });
@@ -80,6 +81,19 @@ describe("provider publisher", () => {
     const sb = await published("gpu-b");
     expect(sb.totalVramMiB).toBe(24563);
     expect(sb.maxParallel).toBe(2);
+  });
+
+  it("publishes the models that run with one slot (/api/show without completion)", async () => {
+    const sb = await published("gpu-b");
+    expect(sb.singleSlotModels).toEqual(["nomic-embed-text:latest"]);
+    const shown = (await (
+      await fetch(`${b.url}/api/show`, {
+        method: "POST",
+        body: JSON.stringify({ model: "nomic-embed-text" }),
+      })
+    ).json()) as { capabilities: string[] };
+    expect(shown.capabilities).not.toContain("completion");
+    expect((await published("gpu-a")).singleSlotModels).toBeUndefined();
   });
 
   it("follows loads and unloads: footprints and contexts equal /api/ps", async () => {

@@ -229,6 +229,18 @@ describe("parseManifests: other documents", () => {
     ]);
   });
 
+  it("reads the single-slot models of a provider state document", () => {
+    const { set, issues } = parse(
+      `{"ollama-a": {"singleSlotModels": ["nomic-embed-text:latest"]}, "ollama-b": {"singleSlotModels": []}}`,
+      "state.json",
+    );
+    expect(issues).toEqual([]);
+    expect(set.providerStates.map((s) => s.singleSlotModels)).toEqual([
+      ["nomic-embed-text:latest"],
+      undefined,
+    ]);
+  });
+
   it("toSnapshot overlays provider state onto providers", () => {
     const { set } = parse(`
 apiVersion: kubemoot.ai/v1alpha1

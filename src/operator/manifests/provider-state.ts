@@ -70,5 +70,10 @@ function readState(
     availableModelFootprintsMiB: map("availableModelFootprintsMiB"),
     contextLength: num("contextLength"),
     loadedModelContextLengths: map("loadedModelContextLengths"),
+    ...singleSlot(r.stringArray(x as Json, "singleSlotModels", at("singleSlotModels"))),
   };
+}
+
+function singleSlot(models: string[] | undefined): Pick<ProviderState, "singleSlotModels"> {
+  return models !== undefined && models.length > 0 ? { singleSlotModels: models } : {};
 }

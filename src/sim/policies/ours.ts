@@ -21,6 +21,7 @@ import {
   plan,
   refusalOf,
   type SnapshotIndex,
+  slotsOf,
 } from "../../core/index.js";
 import type { JobResult } from "../../emulator/index.js";
 import { SimFixedEngine } from "../fixed-engine.js";
@@ -313,7 +314,8 @@ export class OursPolicy implements SimPolicy {
       for (const v of ix.warmAt.get(m) ?? []) {
         if (v.ineligible !== undefined) continue;
         const n = v.byModel.get(m)?.count ?? 0;
-        if (n < v.slots) warmFreeSlot.push({ provider: v.name, model: m, tickets: n, slots: v.slots });
+        const slots = slotsOf(v, m);
+        if (n < slots) warmFreeSlot.push({ provider: v.name, model: m, tickets: n, slots });
       }
     }
     const copyModel = d.kind === "claim" ? d.model : acceptable[0]!;
@@ -324,7 +326,7 @@ export class OursPolicy implements SimPolicy {
         provider: v.name,
         model: copyModel,
         tickets: v.byModel.get(copyModel)?.count ?? 0,
-        slots: v.slots,
+        slots: slotsOf(v, copyModel),
       });
     }
     const rec: DecisionRecord = {
