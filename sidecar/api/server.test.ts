@@ -40,12 +40,13 @@ beforeAll(async () => {
       }),
       release: async (_req, ctx) => {
         releaseSignals.push(ctx.signal);
-        // Slow on purpose: ends when the call's signal aborts (deadline) or after 5 s.
-        await new Promise((resolve) => {
+        // Slow on purpose: fails with the call's abort reason (its deadline, a cancel), as a
+        // handler that respects its signal does, or answers after 5 s.
+        await new Promise((resolve, reject) => {
           const t = setTimeout(resolve, 5000);
           ctx.signal.addEventListener("abort", () => {
             clearTimeout(t);
-            resolve(undefined);
+            reject(ctx.signal.reason);
           });
         });
         return { released: true };
@@ -128,8 +129,22 @@ describe("gRPC calls", () => {
     );
     expect(err.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(Date.now() - started).toBeLessThan(4000);
-    // The server read grpc-timeout itself: the handler's signal ended with the deadline.
+    // grpc-js cancels its stream at the same deadline, so the handler's signal ends with
+    // whichever comes first (the server's timer or the client's cancel): both free it.
     await expect.poll(() => releaseSignals[before]?.aborted).toBe(true);
+  });
+
+  it("reads grpc-timeout itself: a client that never cancels still gets DEADLINE_EXCEEDED", async () => {
+    const before = releaseSignals.length;
+    const path = PLACE[":path"].replace("Place", "Release");
+    // No client-side deadline here, only the header: the server's own timer ends the call.
+    const r = await h2Request(
+      api.address,
+      { ...PLACE, ":path": path, "grpc-timeout": "300m" },
+      frame(new Uint8Array()),
+    );
+    expect(grpcStatus(r).code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(releaseSignals[before]?.aborted).toBe(true);
     expect(releaseSignals[before]!.reason).toMatchObject({ code: Code.DeadlineExceeded });
   });
 
