@@ -104,9 +104,12 @@ export interface ProviderView {
   readonly totalKnown: boolean;
   /** MiB. */
   readonly usable: number;
-  /** Parallel slots per model, at least 1 (but see `singleSlot`: read them with slotsOf). */
+  /** Parallel slots per model, at least 1: the calls a copy takes at once (hasFreeSlot). */
   readonly slots: number;
-  /** Models the engine runs with one slot whatever `slots` says (Ollama's embedding models). */
+  /**
+   * Models the engine runs one call at a time whatever `slots` says (Ollama's embedding models):
+   * their copies still take `slots` calls, and their waits are estimated with one (slotsOf).
+   */
   readonly singleSlot: ReadonlySet<string>;
   /**
    * A fixed-model engine (docs/rules/engines.md "Placement"): warm for the models it serves and
@@ -163,16 +166,22 @@ export function lists(v: ProviderView, model: string): boolean {
 }
 
 /**
- * Whether a copy of `model` on `v` can start a call now: fewer of our tickets on it than its
- * slots; on a fixed-model engine, fewer requests ahead than it runs at once
- * (docs/rules/engines.md "Placement").
+ * Whether a copy of `model` on `v` takes another call now: fewer of our tickets on it than the
+ * provider's slots; on a fixed-model engine, fewer requests ahead than it runs at once
+ * (docs/rules/engines.md "Placement"). A single-slot model's copy takes as many, and the engine
+ * queues all but one of them: its calls are short, so a call waiting there starts the moment
+ * the previous one ends, where one waiting in the sidecar would start a claim and a request
+ * later. The wait is counted (slotWaitS), so calls still spread over its copies.
  */
 export function hasFreeSlot(v: ProviderView, model: string): boolean {
   if (v.fixed) return v.ahead < v.capacity;
-  return (v.byModel.get(model)?.count ?? 0) < slotsOf(v, model);
+  return (v.byModel.get(model)?.count ?? 0) < v.slots;
 }
 
-/** Parallel slots of a copy of `model` on `v`: one for a single-slot model, else the provider's. */
+/**
+ * Calls a copy of `model` on `v` runs at once: one for a single-slot model (Ollama's embedding
+ * models), else the provider's slots. Waits are estimated with it.
+ */
 export function slotsOf(v: ProviderView, model: string): number {
   return v.singleSlot.has(model) ? 1 : v.slots;
 }

@@ -194,29 +194,35 @@ describe("time policy: an unload pays for itself", () => {
     expect(byTime(inUse, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "wait-for-memory" });
   });
 
-  it("an embedding model's copy has one slot whatever maxParallel says", () => {
+  it("an embedding model's copy runs one call at a time: calls spread over copies, then queue at the engine", () => {
     const EMB = "nomic-embed-text:latest";
-    const four = { maxParallel: 4 };
-    const providers = [
-      warm("a", RTX_4090_MIB, EMB, 300, { ...four, singleSlotModels: [EMB] }),
-      warm("b", RTX_4090_MIB, Q8, F8, four),
+    const one = { maxParallel: 4, singleSlotModels: [EMB] };
+    const busyA = [ticket("a", EMB, { claimedAtMs: T0 - 1_000 })];
+    const both = (over: Parameters<typeof provider>[1]) => [
+      warm("a", RTX_4090_MIB, EMB, 300, over),
+      warm("b", RTX_4090_MIB, EMB, 300, over),
     ];
-    const busy = snapshot({
-      providers,
-      tickets: [ticket("a", EMB, { claimedAtMs: T0 - 1_000 }), ticket("b", Q8, { claimedAtMs: T0 - 1_000 })],
+    const emb = req({ candidates: cands([EMB, 80]) });
+    // a's copy is busy with one call: the next goes to b's idle copy...
+    expect(byTime(snapshot({ providers: both(one), tickets: busyA }), emb)).toMatchObject({
+      kind: "claim",
+      provider: "b",
     });
-    // One call in flight fills the embedding copy's one slot; the chat copy has three more.
-    expect(byTime(busy, req({ candidates: cands([EMB, 80]) }))).toMatchObject({
-      kind: "queue",
-      provider: "a",
-    });
-    expect(byTime(busy, req({ candidates: cands([Q8, 80]) }))).toMatchObject({ kind: "claim", slots: 4 });
-    // A claim on the free copy relies on its one slot (the state layer checks it).
-    expect(byTime(snapshot({ providers }), req({ candidates: cands([EMB, 80]) }))).toMatchObject({
+    // ...where four slots would have looked free on a too (ties go to the lower name).
+    expect(byTime(snapshot({ providers: both({ maxParallel: 4 }), tickets: busyA }), emb)).toMatchObject({
       kind: "claim",
       provider: "a",
-      slots: 1,
     });
+    // With one copy, the call is handed to the engine's queue (up to its slots), not held here:
+    // a short call starts the moment the one before it ends.
+    const alone = [warm("a", RTX_4090_MIB, EMB, 300, one)];
+    expect(byTime(snapshot({ providers: alone, tickets: busyA }), emb)).toMatchObject({
+      kind: "claim",
+      provider: "a",
+      slots: 4,
+    });
+    const full = [0, 1, 2, 3].map((i) => ticket("a", EMB, { claimedAtMs: T0 - 1_000 + i }));
+    expect(byTime(snapshot({ providers: alone, tickets: full }), emb)).toMatchObject({ kind: "queue" });
   });
 
   it("a copy that others keep busy stops taking calls once it has served its residency, so a model that waits gets its turn", () => {

@@ -13,7 +13,7 @@ import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } fr
 import { roomNeeded, vramVerdict } from "./feasibility.js";
 import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
 import { gpuBusyMessage } from "./refusal.js";
-import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex, slotsOf } from "./snapshot.js";
+import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 /** What the time policy is asked. */
@@ -100,6 +100,17 @@ function drains(ix: SnapshotIndex, v: ProviderView, model: string): boolean {
   return false;
 }
 
+/**
+ * Seconds before a copy starts one more call: a copy still loading serves nobody before its
+ * load ends, and its calls run after it; a loaded one waits for a slot. Zero with a free slot,
+ * except on a single-slot model's copy, where the engine queues the calls it takes.
+ */
+function waitAtCopyS(ix: SnapshotIndex, v: ProviderView, model: string): number {
+  return v.loading.has(model)
+    ? loadLeftS(ix, v, model) + queuedBehindS(ix, v, model)
+    : slotWaitS(ix, v, model);
+}
+
 /** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
 function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: boolean): Pick | undefined {
   let top: Pick | undefined;
@@ -109,7 +120,7 @@ function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: bo
     if (!hasFreeSlot(v, model)) continue;
     // A draining copy still serves calls that cannot wait: they never queue.
     if (mayQueue && drains(ix, v, model)) continue;
-    const seconds = (v.loading.has(model) ? loadLeftS(ix, v, model) : 0) + serviceS(ix, v, model);
+    const seconds = waitAtCopyS(ix, v, model) + serviceS(ix, v, model);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
     if (better(top, p)) top = p;
   }
@@ -204,10 +215,7 @@ function bestOption(ix: SnapshotIndex, r: TimeRequest, scope: Scope = ALL): Pick
     const F = footprint(ix, c.model);
     for (const v of ix.warmAt.get(c.model) ?? []) {
       if (v.ineligible !== undefined || !holds(contextAt(v, c.model), r.prompt)) continue;
-      // A copy still loading serves nobody before its load ends; its calls run after it.
-      const waitS = v.loading.has(c.model)
-        ? loadLeftS(ix, v, c.model) + queuedBehindS(ix, v, c.model)
-        : slotWaitS(ix, v, c.model);
+      const waitS = waitAtCopyS(ix, v, c.model);
       const p: Pick = {
         view: v,
         model: c.model,
@@ -241,7 +249,7 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
     cost: p.seconds,
     // Every claim of this policy relies on a free slot: two calls deciding at once to load the
     // same copy must not both get its one slot.
-    slots: slotsOf(p.view, p.model),
+    slots: p.view.slots,
   };
 }
 

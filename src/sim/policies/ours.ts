@@ -21,7 +21,6 @@ import {
   plan,
   refusalOf,
   type SnapshotIndex,
-  slotsOf,
 } from "../../core/index.js";
 import type { JobResult } from "../../emulator/index.js";
 import { SimFixedEngine } from "../fixed-engine.js";
@@ -314,8 +313,7 @@ export class OursPolicy implements SimPolicy {
       for (const v of ix.warmAt.get(m) ?? []) {
         if (v.ineligible !== undefined) continue;
         const n = v.byModel.get(m)?.count ?? 0;
-        const slots = slotsOf(v, m);
-        if (n < slots) warmFreeSlot.push({ provider: v.name, model: m, tickets: n, slots });
+        if (n < v.slots) warmFreeSlot.push({ provider: v.name, model: m, tickets: n, slots: v.slots });
       }
     }
     const copyModel = d.kind === "claim" ? d.model : acceptable[0]!;
@@ -326,7 +324,7 @@ export class OursPolicy implements SimPolicy {
         provider: v.name,
         model: copyModel,
         tickets: v.byModel.get(copyModel)?.count ?? 0,
-        slots: slotsOf(v, copyModel),
+        slots: v.slots,
       });
     }
     const rec: DecisionRecord = {
