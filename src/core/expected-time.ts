@@ -65,12 +65,15 @@ export function loadS(ix: SnapshotIndex, v: ProviderView, footprintMiB: number):
  * (docs/rules/engines.md "Placement").
  */
 export function slotWaitS(ix: SnapshotIndex, v: ProviderView, model: string): number {
-  if (v.fixed) return fixedWaitS(v.ahead, v.capacity, serviceS(ix, v, model));
+  if (v.fixed) return v.ahead < v.capacity ? 0 : fixedWaitS(v.ahead, v.capacity, serviceS(ix, v, model));
   const mt = v.byModel.get(model);
+  const slots = slotsOf(v, model);
+  // A free slot waits for nothing: spares parsing the copy's claim times on every call.
+  if (mt === undefined || mt.count < slots) return 0;
   return queueWaitS({
-    tickets: mt?.count ?? 0,
-    slots: slotsOf(v, model),
-    oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
+    tickets: mt.count,
+    slots,
+    oldestElapsedS: (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
     callTimeS: serviceS(ix, v, model),
   });
 }
