@@ -75,4 +75,30 @@ describe("single-slot models", () => {
     expect(await models.refresh(counting, tags)).toEqual(["nomic-embed-text:latest"]);
     expect(asked).toEqual(["nomic-embed-text:latest", "nomic-embed-text:latest"]);
   });
+
+  it("starts no new question once its budget has passed; the rest are asked next time", async () => {
+    const { client, asked } = await setup();
+    const slow = {
+      show: async (model: string) => {
+        asked.push(model);
+        await new Promise((r) => setTimeout(r, 100));
+        return client.show(model);
+      },
+    };
+    // Eight models (five of them not on the emulator: a real 404 each), four asked at a time.
+    const names = ["nomic-embed-text:latest", "qwen3:8b", "mxbai-embed-large:latest"];
+    for (let i = 0; i < 5; i++) names.push(`other-${i}:latest`);
+    const listed = names.map((name) => ({ name, digest: "d" }));
+    const models = new SingleSlotModels();
+    // Every question takes longer than the budget: only the first four start.
+    expect(await models.refresh(slow, listed, 50)).toEqual([
+      "nomic-embed-text:latest",
+      "mxbai-embed-large:latest",
+    ]);
+    expect(asked).toEqual(names.slice(0, 4));
+    asked.length = 0;
+    // The four never asked, and other-0 again (its 404 left it unknown).
+    await models.refresh(slow, listed);
+    expect(asked.sort()).toEqual(names.slice(3).sort());
+  });
 });

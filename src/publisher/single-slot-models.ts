@@ -1,6 +1,7 @@
 // Which of an Ollama provider's models run with one slot (docs/rules/ollama.md: embedding
 // models ignore OLLAMA_NUM_PARALLEL). Learned from /api/show once per model and digest, so a
 // probe asks only about models it has not seen yet, a few at a time.
+import { performance } from "node:perf_hooks";
 import type { OllamaPsModel, OllamaShowResponse, OllamaTagModel } from "../engines/ollama-wire.js";
 import { singleSlot } from "./provider-state.js";
 
@@ -20,9 +21,16 @@ export class SingleSlotModels {
   /**
    * The single-slot models among those listed, asking /api/show about the ones not known yet
    * (or whose digest changed). A failed /api/show leaves its model out, and it is asked again
-   * on the next probe: not knowing keeps the provider's slots, as before.
+   * on the next probe: not knowing keeps the provider's slots, as before. No new question is
+   * started once `budgetMs` has passed (a slow server must not hold the probe up for every
+   * model on its disk); the rest wait for the next probe.
    */
-  async refresh(client: ShowClient, listed: readonly Listed[]): Promise<string[]> {
+  async refresh(
+    client: ShowClient,
+    listed: readonly Listed[],
+    budgetMs = Number.POSITIVE_INFINITY,
+  ): Promise<string[]> {
+    const until = performance.now() + budgetMs;
     const digests = new Map<string, string>();
     for (const m of listed) {
       const name = m?.name || m?.model;
@@ -34,7 +42,7 @@ export class SingleSlotModels {
     const ask = [...digests].filter(([name, digest]) => this.known.get(name)?.digest !== digest);
     let next = 0;
     const worker = async () => {
-      while (next < ask.length) {
+      while (next < ask.length && performance.now() < until) {
         const [name, digest] = ask[next++]!;
         try {
           const shown = await client.show(name);
