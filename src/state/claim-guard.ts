@@ -59,7 +59,7 @@ export function unseenPending(
 ): Ticket[] {
   return guard.pending.filter(
     (t) =>
-      mirror.seen(ticketKey(provider, t.ticketId)) === undefined &&
+      !mirror.knows(ticketKey(provider, t.ticketId)) &&
       (t.expiresAt === undefined || t.expiresAt > liveNowMs),
   );
 }

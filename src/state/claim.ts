@@ -195,7 +195,7 @@ export class ClaimEngine {
         );
         if (others.length > 0) {
           const keys = others.map((t) => ticketKey(provider, t.ticketId));
-          await mirror.waitFor(() => keys.every((k) => mirror.seen(k) !== undefined), this.helpWaitMs);
+          await mirror.waitFor(() => keys.every((k) => mirror.knows(k)), this.helpWaitMs);
           continue;
         }
       }
