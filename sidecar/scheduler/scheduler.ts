@@ -107,6 +107,23 @@ export class Scheduler {
     );
   }
 
+  /**
+   * A crew a Commit may record a selection for: with an agent, its own crew (KUBEMOOT_CREW)
+   * when one is configured, else a crew of its own namespace. Without an agent, any.
+   */
+  assertCrew(crew: string): void {
+    const own = this.cfg.agent;
+    if (own === "" || crew === "") return;
+    const mine = this.cfg.crew;
+    if (mine !== "" ? crew === mine : crew.split("/")[0] === own.split("/")[0]) return;
+    const allowed = mine !== "" ? quoteInput(mine) : `crews of namespace ${quoteInput(own.split("/")[0]!)}`;
+    throw new KubemootError(
+      ErrorCode.PermissionDenied,
+      `crew: this sidecar's agent ${quoteInput(own)} records selections for ${allowed} only, not ${quoteInput(crew)}`,
+      { field: "crew" },
+    );
+  }
+
   /** One placement attempt; never blocks on capacity. */
   async place(input: PlaceInput, queueWaitMs = 0): Promise<PlaceOutcome> {
     this.assertOpen();
@@ -267,6 +284,7 @@ export class Scheduler {
   async commit(input: CommitInput): Promise<PlaceOutcome> {
     this.assertOpen();
     this.assertServes(input.agent);
+    this.assertCrew(input.crew);
     const candidates = this.candidatesFor(input.phase, input.candidates);
     const models = candidates.map((c) => c.model);
     await Promise.all([

@@ -28,10 +28,10 @@ const kv = new MemoryKvStore();
 let store: StateStore;
 
 /** A sidecar's API for `agent` ("" = none configured, as standalone and demo). */
-async function serve(agent: string): Promise<Served> {
+async function serve(agent: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
   const scheduler = new Scheduler({
     state: store,
-    config: schedulerConfigFromEnv({}, agent),
+    config: schedulerConfigFromEnv(env, agent),
     ops: { unload: async () => {}, load: async () => {} },
   });
   const api = await startApiServer({
@@ -117,6 +117,30 @@ describe("identity", () => {
     }
     // Nothing was held or claimed for the other agent.
     expect(own.scheduler.activeTickets).toBe(0);
+  });
+
+  it("Commit records a selection for the agent's own crew only (KUBEMOOT_CREW); without an agent, any", async () => {
+    const crewed = await serve("crew/a1", { KUBEMOOT_CREW: "crew/pilot" });
+    try {
+      const err = await failure(
+        crewed.client.call("Commit", { threadId: "t", candidates: cands, crew: "crew/other" }),
+      );
+      expect(err.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(err.details).toBe(
+        `crew: this sidecar's agent "crew/a1" records selections for "crew/pilot" only, not "crew/other"`,
+      );
+      for (const crew of ["crew/pilot", ""]) {
+        expect((await crewed.client.call("Commit", { threadId: "t", candidates: cands, crew })).result).toBe(
+          "planned",
+        );
+      }
+      await crewed.client.call("EndThread", { threadId: "t" });
+    } finally {
+      await crewed.close();
+    }
+    const any = { agent: "x/y", threadId: "t", candidates: cands, crew: "other/team" };
+    expect((await open.client.call("Commit", any)).result).toBe("planned");
+    await open.client.call("EndThread", { agent: "x/y", threadId: "t" });
   });
 
   it("over Connect too: HTTP 403 permission_denied", async () => {

@@ -3,6 +3,7 @@
 // - Agent B's sidecar cannot release agent A's live ticket (released: false, the ticket stays),
 //   cannot renew or attribute it (NOT_FOUND), cannot place as A (PERMISSION_DENIED, also through
 //   its proxy: 403); A's Renew still succeeds afterwards.
+// - B records a selection only for a crew of its own namespace (PERMISSION_DENIED otherwise).
 // - A restarted A sidecar (same agent, new process) releases its predecessor's ticket.
 // - Raw bytes that are no request answer INVALID_ARGUMENT on Connect binary and gRPC, and a
 //   1 MiB agent leaves the connection serving.
@@ -124,6 +125,22 @@ describe("two agents' sidecars on one NATS", () => {
       expect({ method, code: err.code }).toEqual({ method, code: grpc.status.PERMISSION_DENIED });
       expect(err.details).toBe('agent: this sidecar serves "crew/b" only, not "crew/a"');
     }
+  });
+
+  it("B records selections only for crews of its own namespace", async () => {
+    const selections = async () => (await store.demand.snapshot()).sel.length;
+    const before = await selections();
+    const err = await failure(
+      b.api.call("Commit", { threadId: "t-sel", candidates: cands, crew: "other/team" }),
+    );
+    expect(err.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(err.details).toBe(
+      `crew: this sidecar's agent "crew/b" records selections for crews of namespace "crew" only, not "other/team"`,
+    );
+    expect(await selections()).toBe(before);
+    await b.api.call("Commit", { threadId: "t-sel", candidates: cands, crew: "crew/team" });
+    expect(await selections()).toBe(before + 1);
+    await b.api.call("EndThread", { threadId: "t-sel" });
   });
 
   it("B's proxy answers 403 for a call naming agent A", async () => {

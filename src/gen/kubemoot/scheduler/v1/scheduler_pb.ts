@@ -601,7 +601,8 @@ export const ReleaseRequestSchema: GenMessage<ReleaseRequest> = /*@__PURE__*/
  */
 export type ReleaseResponse = Message<"kubemoot.scheduler.v1.ReleaseResponse"> & {
   /**
-   * False when the ticket was unknown or already released (Release is idempotent).
+   * False when the ticket was unknown or already released (Release is idempotent), or held by
+   * another agent than this sidecar's (left untouched).
    *
    * @generated from field: bool released = 1;
    */
@@ -693,7 +694,10 @@ export type CommitRequest = Message<"kubemoot.scheduler.v1.CommitRequest"> & {
   tolerance?: bigint | undefined;
 
   /**
-   * The crew as "namespace/name", for the selection entry. Empty: no selection entry.
+   * The crew as "namespace/name", for the selection entry. Empty: the sidecar's own crew
+   * (KUBEMOOT_CREW), and no selection entry without one. A sidecar with an agent answers
+   * PERMISSION_DENIED for another crew than its own, or, with none configured, for a crew
+   * outside the agent's namespace.
    *
    * @generated from field: string crew = 6;
    */
@@ -1009,7 +1013,8 @@ export const SchedulerService: GenService<{
   },
   /**
    * Release returns a ticket's room and reports how the call went. Idempotent: releasing
-   * an unknown or already released ticket succeeds with `released` false. It answers once the
+   * an unknown or already released ticket succeeds with `released` false, and so does one
+   * another agent holds, which is left untouched. It answers once the
    * outcome is recorded: the ticket's delete in the shared state is sent at once but not
    * waited for (this sidecar's next claim that needs room waits for it; a failed delete is
    * retried until the ticket's lease would end it).

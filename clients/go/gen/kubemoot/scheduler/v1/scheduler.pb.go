@@ -1072,7 +1072,8 @@ type ReleaseResponse struct {
 	sizeCache     protoimpl.SizeCache
 	unknownFields protoimpl.UnknownFields
 
-	// False when the ticket was unknown or already released (Release is idempotent).
+	// False when the ticket was unknown or already released (Release is idempotent), or held by
+	// another agent than this sidecar's (left untouched).
 	Released bool `protobuf:"varint,1,opt,name=released,proto3" json:"released,omitempty"`
 }
 
@@ -1232,7 +1233,10 @@ type CommitRequest struct {
 	Phase      string       `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
 	Candidates []*Candidate `protobuf:"bytes,4,rep,name=candidates,proto3" json:"candidates,omitempty"`
 	Tolerance  *int64       `protobuf:"varint,5,opt,name=tolerance,proto3,oneof" json:"tolerance,omitempty"`
-	// The crew as "namespace/name", for the selection entry. Empty: no selection entry.
+	// The crew as "namespace/name", for the selection entry. Empty: the sidecar's own crew
+	// (KUBEMOOT_CREW), and no selection entry without one. A sidecar with an agent answers
+	// PERMISSION_DENIED for another crew than its own, or, with none configured, for a crew
+	// outside the agent's namespace.
 	Crew string `protobuf:"bytes,6,opt,name=crew,proto3" json:"crew,omitempty"`
 	// Expected prompt size in characters; 0 means the default assumption (16000 chars).
 	PromptChars int64 `protobuf:"varint,7,opt,name=prompt_chars,json=promptChars,proto3" json:"prompt_chars,omitempty"`

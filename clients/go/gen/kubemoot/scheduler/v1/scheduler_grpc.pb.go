@@ -26,7 +26,8 @@ type SchedulerServiceClient interface {
 	// stops and nothing is claimed.
 	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (SchedulerService_WaitClient, error)
 	// Release returns a ticket's room and reports how the call went. Idempotent: releasing
-	// an unknown or already released ticket succeeds with `released` false. It answers once the
+	// an unknown or already released ticket succeeds with `released` false, and so does one
+	// another agent holds, which is left untouched. It answers once the
 	// outcome is recorded: the ticket's delete in the shared state is sent at once but not
 	// waited for (this sidecar's next claim that needs room waits for it; a failed delete is
 	// retried until the ticket's lease would end it).
@@ -150,7 +151,8 @@ type SchedulerServiceServer interface {
 	// stops and nothing is claimed.
 	Wait(*WaitRequest, SchedulerService_WaitServer) error
 	// Release returns a ticket's room and reports how the call went. Idempotent: releasing
-	// an unknown or already released ticket succeeds with `released` false. It answers once the
+	// an unknown or already released ticket succeeds with `released` false, and so does one
+	// another agent holds, which is left untouched. It answers once the
 	// outcome is recorded: the ticket's delete in the shared state is sent at once but not
 	// waited for (this sidecar's next claim that needs room waits for it; a failed delete is
 	// retried until the ticket's lease would end it).
