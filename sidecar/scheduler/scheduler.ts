@@ -115,8 +115,9 @@ export class Scheduler {
     const own = this.cfg.agent;
     if (own === "" || crew === "") return;
     const mine = this.cfg.crew;
-    if (mine !== "" ? crew === mine : crew.split("/")[0] === own.split("/")[0]) return;
-    const allowed = mine !== "" ? quoteInput(mine) : `crews of namespace ${quoteInput(own.split("/")[0]!)}`;
+    const namespace = own.slice(0, own.indexOf("/"));
+    if (mine !== "" ? crew === mine : crew.startsWith(`${namespace}/`)) return;
+    const allowed = mine !== "" ? quoteInput(mine) : `crews of namespace ${quoteInput(namespace)}`;
     throw new KubemootError(
       ErrorCode.PermissionDenied,
       `crew: this sidecar's agent ${quoteInput(own)} records selections for ${allowed} only, not ${quoteInput(crew)}`,

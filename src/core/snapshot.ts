@@ -104,13 +104,11 @@ export interface ProviderView {
   readonly totalKnown: boolean;
   /** MiB. */
   readonly usable: number;
-  /** Parallel slots per model, at least 1: the calls a copy takes at once (hasFreeSlot). */
-  readonly slots: number;
   /**
-   * Models the engine runs one call at a time whatever `slots` says (Ollama's embedding models):
-   * their copies still take `slots` calls, and their waits are estimated with one (slotsOf).
+   * Parallel slots per model, at least 1: the calls a copy takes at once (hasFreeSlot). A model
+   * in the state's `singleSlotModels` runs one at a time: its waits are estimated with slotsOf.
    */
-  readonly singleSlot: ReadonlySet<string>;
+  readonly slots: number;
   /**
    * A fixed-model engine (docs/rules/engines.md "Placement"): warm for the models it serves and
    * nothing else, its VRAM its own business (no usable room, no residents to unload).
@@ -183,7 +181,8 @@ export function hasFreeSlot(v: ProviderView, model: string): boolean {
  * models), else the provider's slots. Waits are estimated with it.
  */
 export function slotsOf(v: ProviderView, model: string): number {
-  return v.singleSlot.has(model) ? 1 : v.slots;
+  // The list is short (a provider's embedding models): no index worth building per snapshot.
+  return !v.fixed && v.state.singleSlotModels?.includes(model) === true ? 1 : v.slots;
 }
 
 /**
@@ -376,10 +375,6 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       totalKnown: !fixed && pos(state.totalVramMiB) > 0,
       usable,
       slots,
-      singleSlot:
-        !fixed && state.singleSlotModels !== undefined && state.singleSlotModels.length > 0
-          ? new Set(state.singleSlotModels)
-          : EMPTY_SET,
       fixed,
       ahead: fixed ? fixedLoad(state, tickets) : tickets.length,
       capacity: fixed ? fixedCapacity(slots, state.activeCount, state.kvCacheUsage) : slots,

@@ -70,7 +70,8 @@ export function count(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
 }
 
-function modelName(m: { name?: unknown; model?: unknown }): string | undefined {
+/** A listed model's name (`name`, else `model`); undefined when it has neither. */
+export function modelName(m: { name?: unknown; model?: unknown }): string | undefined {
   if (typeof m.name === "string" && m.name !== "") return m.name;
   if (typeof m.model === "string" && m.model !== "") return m.model;
   return undefined;

@@ -1,10 +1,11 @@
-// The provider publisher (the operator's half of shared state; the sidecar runs one too): probes each configured
-// provider at an interval and right after any change it is told of, and publishes
-// `kubemoot_provider_state`. An Ollama provider is probed with /api/ps, /api/tags and
+// The provider publisher (the operator's half of shared state; the sidecar runs one too): probes
+// each configured provider at an interval and right after any change it is told of, and
+// publishes `kubemoot_provider_state`. An Ollama provider is probed with /api/ps, /api/tags and
 // /api/version (and /api/show once per new model); any other engine with its own probe
-// (src/engines). A DCGM exporter, when configured, gives the VRAM total of either. A provider goes ready=false after consecutive
-// failures (short blips are ridden out) and comes back on the first good probe; one found to
-// be another engine than declared goes ready=false at once (see engineMismatches()).
+// (src/engines). A DCGM exporter, when configured, gives the VRAM total of either. A provider
+// goes ready=false after consecutive failures (short blips are ridden out) and comes back on the
+// first good probe; one found to be another engine than declared goes ready=false at once (see
+// engineMismatches()).
 import type { Engine } from "../core/engines.js";
 import type { ProviderState } from "../core/shapes.js";
 import {

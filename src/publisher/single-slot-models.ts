@@ -3,7 +3,7 @@
 // probe asks only about models it has not seen yet, a few at a time.
 import { performance } from "node:perf_hooks";
 import type { OllamaPsModel, OllamaShowResponse, OllamaTagModel } from "../engines/ollama-wire.js";
-import { singleSlot } from "./provider-state.js";
+import { modelName, singleSlot } from "./provider-state.js";
 
 /** /api/show requests one probe keeps in flight at once. */
 const SHOW_CONCURRENCY = 4;
@@ -33,8 +33,8 @@ export class SingleSlotModels {
     const until = performance.now() + budgetMs;
     const digests = new Map<string, string>();
     for (const m of listed) {
-      const name = m?.name || m?.model;
-      if (typeof name === "string" && name !== "" && !digests.has(name)) {
+      const name = m && typeof m === "object" ? modelName(m) : undefined;
+      if (name !== undefined && !digests.has(name)) {
         digests.set(name, typeof m.digest === "string" ? m.digest : "");
       }
     }
