@@ -6,6 +6,8 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
+import type { SchedulerConfig } from "../src/scheduler/index.js";
+import { Scheduler } from "../src/scheduler/index.js";
 import {
   agentHolderId,
   type KvStore,
@@ -23,8 +25,6 @@ import {
 import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
-import type { SchedulerConfig } from "./scheduler/config.js";
-import { Scheduler } from "./scheduler/scheduler.js";
 import { schedulerService } from "./scheduler/service.js";
 
 export interface SidecarOptions {

@@ -1,7 +1,7 @@
 // Prometheus metrics of the sidecar (prom-client): `kubemoot_` prefix, base units, `_total`
 // counters. One registry per sidecar so that tests can run several in one process.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { SchedulerHooks } from "./scheduler/scheduler.js";
+import type { SchedulerHooks } from "../src/scheduler/index.js";
 
 export interface SidecarMetrics {
   registry: Registry;

@@ -4,7 +4,7 @@
 import { OllamaClient } from "../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ALLOW_ALL_ENDPOINTS, type EndpointAllowlist } from "../src/net/index.js";
-import type { ProviderOps } from "./scheduler/scheduler.js";
+import type { ProviderOps } from "../src/scheduler/index.js";
 
 /** ProviderOps over Ollama clients, one per endpoint. */
 export function ollamaOps(

@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { ListenerLimits } from "../src/net/index.js";
 import { type RunningOperator, startOperator } from "../src/operator/index.js";
+import type { SchedulerConfig } from "../src/scheduler/index.js";
 import {
   connectNatsKv,
   type KvStore,
@@ -13,7 +14,6 @@ import {
 } from "../src/state/index.js";
 import { type RunningSidecar, startSidecar } from "./main.js";
 import type { ProxySettings } from "./proxy/index.js";
-import type { SchedulerConfig } from "./scheduler/config.js";
 import { proxyExtra } from "./with-proxy.js";
 
 export interface StandaloneOptions {

@@ -8,10 +8,9 @@ import { createInterface } from "node:readline";
 import { startApiServer } from "../../sidecar/api/server.js";
 import { ollamaOps } from "../../sidecar/ollama-ops.js";
 import { startProxy } from "../../sidecar/proxy/index.js";
-import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
-import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
 import { schedulerService } from "../../sidecar/scheduler/service.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
+import { Scheduler, schedulerConfigFromEnv } from "../../src/scheduler/index.js";
 import { openStateStore } from "../../src/state/index.js";
 import { percentile } from "../lib/report.js";
 

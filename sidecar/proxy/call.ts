@@ -7,9 +7,13 @@ import type { Dispatcher } from "undici";
 import { isFixedModelEngine, type ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import type { Logger } from "../../src/log/index.js";
-import type { PromptEstimate } from "../scheduler/ledger.js";
-import type { PlaceInput, PlacementOut, Scheduler } from "../scheduler/scheduler.js";
-import { acquire } from "./acquire.js";
+import type {
+  Acquired,
+  PlaceInput,
+  PlacementOut,
+  PromptEstimate,
+  Scheduler,
+} from "../../src/scheduler/index.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { knownModels, providerContext } from "./catalog.js";
 import { engineOf, exactPromptCount, fixedContext, translationFor } from "./engine-route.js";
@@ -166,9 +170,9 @@ export async function handleCall(
     // scheduler no longer chooses the unreachable provider), so the client is not the one to
     // find out that a GPU server died.
     for (let attempt = 0; attempt < UNREACHABLE_ATTEMPTS; attempt++) {
-      let acquired: Awaited<ReturnType<typeof acquire>>;
+      let acquired: Acquired;
       try {
-        acquired = await acquire(scheduler, input, signal, settings.waitLimitS);
+        acquired = await scheduler.acquire(input, signal, settings.waitLimitS);
       } catch (err) {
         throw schedulerError(err);
       }

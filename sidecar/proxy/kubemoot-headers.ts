@@ -3,8 +3,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { type Candidate, DEFAULT_ENGINE, type Engine, parseCandidates } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
-import { isAgentRef } from "../scheduler/config.js";
-import type { Phase, PlacementOut } from "../scheduler/scheduler.js";
+import type { Phase, PlacementOut } from "../../src/scheduler/index.js";
+import { isAgentRef } from "../../src/scheduler/index.js";
 import { badRequest } from "./http-errors.js";
 
 export const REQUEST_HEADERS = {

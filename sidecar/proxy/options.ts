@@ -3,7 +3,7 @@ import type { Engine, ProviderState } from "../../src/core/index.js";
 import { invalidArgument } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { ListenerLimits } from "../../src/net/index.js";
-import type { Scheduler } from "../scheduler/scheduler.js";
+import type { Scheduler } from "../../src/scheduler/index.js";
 import type { ProxyReason } from "./http-errors.js";
 import type { NumCtxPolicy } from "./num-ctx.js";
 import type { Api } from "./validate.js";

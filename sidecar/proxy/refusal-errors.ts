@@ -1,7 +1,7 @@
 // How the proxy answers what the scheduler said: a refusal or a scheduler error becomes the
 // proxy's JSON error with the status that names its class (README.md in this folder).
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
-import type { RefusalOut } from "../scheduler/scheduler.js";
+import type { RefusalOut } from "../../src/scheduler/index.js";
 import { ProxyError } from "./http-errors.js";
 import type { ProxySettings } from "./options.js";
 

@@ -2,7 +2,7 @@
 // outcome, the engine's counts, the context it ran with), and report a cut prompt the
 // scheduler's judgement found.
 import type { CallOutcome } from "../../src/core/index.js";
-import type { PlacementOut } from "../scheduler/scheduler.js";
+import type { PlacementOut } from "../../src/scheduler/index.js";
 import type { CallContext } from "./call.js";
 import type { ForwardOutcome } from "./forward.js";
 import type { ProxyError } from "./http-errors.js";

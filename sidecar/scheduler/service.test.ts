@@ -8,12 +8,11 @@
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_QUOTED_CHARS } from "../../src/errors/index.js";
+import { Scheduler, schedulerConfigFromEnv } from "../../src/scheduler/index.js";
 import { MemoryKvStore, openStateStore, type StateStore } from "../../src/state/index.js";
 import { type Json, type SchedulerClient, schedulerClient } from "../../test/helpers/grpc-client.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import { type ApiServer, identityInterceptor, startApiServer } from "../api/index.js";
-import { schedulerConfigFromEnv } from "./config.js";
-import { Scheduler } from "./scheduler.js";
 import { schedulerService } from "./service.js";
 
 interface Served {

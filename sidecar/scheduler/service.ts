@@ -21,7 +21,6 @@ import {
   type RefusalSchema,
   type SchedulerService,
 } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
-import { isAgentRef } from "./config.js";
 import type {
   CallOutcome as CallOutcomeKind,
   Phase,
@@ -29,7 +28,8 @@ import type {
   PlacementOut,
   RefusalOut,
   Scheduler,
-} from "./scheduler.js";
+} from "../../src/scheduler/index.js";
+import { isAgentRef } from "../../src/scheduler/index.js";
 
 // Every string field is bounded, and an error quotes at most a short printable prefix of it
 // (src/errors/quote.ts): a message travels in an HTTP/2 header.

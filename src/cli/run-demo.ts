@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
 import { startStandalone } from "../../sidecar/standalone.js";
 import {
   addResult,
@@ -28,6 +27,7 @@ import {
   writeDemoManifests,
 } from "../demo/index.js";
 import { loadManifests } from "../operator/manifests/index.js";
+import { schedulerConfigFromEnv } from "../scheduler/index.js";
 
 export interface DemoOptions {
   /** Seconds; 0 = until stopped. */

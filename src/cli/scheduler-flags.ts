@@ -1,7 +1,8 @@
 // The scheduler's settings as `sidecar` and `standalone` take them: the environment
-// (sidecar/scheduler/config.ts) with --agent and --provider-endpoints winning over it.
-import { type SchedulerConfig, schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+// (src/scheduler/config.ts) with --agent and --provider-endpoints winning over it.
+
 import { parseEndpointAllowlist } from "../net/index.js";
+import { type SchedulerConfig, schedulerConfigFromEnv } from "../scheduler/index.js";
 import type { FlagSpec, FlagValues } from "./command.js";
 
 export const PROVIDER_ENDPOINTS_FLAG: Record<string, FlagSpec> = {

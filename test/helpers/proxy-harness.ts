@@ -5,11 +5,10 @@
 import { ollamaOps } from "../../sidecar/ollama-ops.js";
 import type { ProxyHooks, ProxySettings } from "../../sidecar/proxy/options.js";
 import { type ProxyServer, startProxy } from "../../sidecar/proxy/server.js";
-import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
-import { Scheduler } from "../../sidecar/scheduler/scheduler.js";
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { Logger } from "../../src/log/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
+import { Scheduler, schedulerConfigFromEnv } from "../../src/scheduler/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 
 export interface HarnessProvider extends EmulatorOptions {

@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSidecar, startSidecar } from "../../sidecar/main.js";
-import { schedulerConfigFromEnv } from "../../sidecar/scheduler/config.js";
+import { schedulerConfigFromEnv } from "../../src/scheduler/index.js";
 import { checkHealth, type HealthClient, healthClient } from "../helpers/health-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { waitUntil } from "../helpers/wait-until.js";

@@ -16,12 +16,12 @@ import {
   refusalOf,
   type SnapshotIndex,
   TICKET_LEASE_MARGIN_S,
-} from "../../src/core/index.js";
-import { printable } from "../../src/errors/index.js";
-import type { StateStore } from "../../src/state/index.js";
+} from "../core/index.js";
+import { printable } from "../errors/index.js";
 import type { SchedulerConfig, StaticBinding } from "./config.js";
 import type { CallLedger } from "./ledger.js";
 import type { StateWrites } from "./state-writes.js";
+import type { SchedulerStore } from "./store.js";
 import type {
   Phase,
   PlaceInput,
@@ -33,7 +33,7 @@ import type {
 } from "./types.js";
 
 export interface PlacementDeps {
-  state: StateStore;
+  state: SchedulerStore;
   config: SchedulerConfig;
   ops: ProviderOps;
   now: () => number;

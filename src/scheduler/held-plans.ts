@@ -1,19 +1,21 @@
 // Held plans (planning at selection, docs/rules/placement.md §7): a claimed placement kept for
 // a thread between Commit and its first Place, given up when unused for the plan's lifetime.
+import type { SchedulerTimers, TimerHandle } from "./timers.js";
 import type { PlacementOut } from "./types.js";
 
 interface Held {
   placement: PlacementOut;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 export class HeldPlans {
   private readonly held = new Map<string, Held>();
 
+  constructor(private readonly timers: SchedulerTimers) {}
+
   /** Holds `placement` for the thread; `expire` runs if nobody takes it within `ttlMs`. */
   hold(key: string, placement: PlacementOut, ttlMs: number, expire: () => void): void {
-    const timer = setTimeout(expire, ttlMs);
-    timer.unref();
+    const timer = this.timers.after(ttlMs, expire);
     this.held.set(key, { placement, timer });
   }
 
@@ -25,7 +27,7 @@ export class HeldPlans {
   take(key: string): PlacementOut | undefined {
     const h = this.held.get(key);
     if (!h) return undefined;
-    clearTimeout(h.timer);
+    h.timer.cancel();
     this.held.delete(key);
     return h.placement;
   }

@@ -5,7 +5,9 @@
 //   caller does not wait for its acknowledgement. Holding or failing the bucket's deletes shows
 //   what the caller and the shared state see meanwhile.
 import { afterEach, expect, it } from "vitest";
-import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { wrapBuckets } from "../../test/helpers/kv-wrap.js";
+import { providerState } from "../../test/helpers/state-fixtures.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import {
   bucketSettings,
   type KvStore,
@@ -14,9 +16,7 @@ import {
   PROVIDER_TICKETS_BUCKET,
   type StateStore,
   ticketKey,
-} from "../../src/state/index.js";
-import { wrapBuckets } from "../../test/helpers/kv-wrap.js";
-import { providerState } from "../../test/helpers/state-fixtures.js";
+} from "../state/index.js";
 import { schedulerConfigFromEnv } from "./config.js";
 import { type PlaceInput, type ReleaseInput, Scheduler, type SchedulerHooks } from "./scheduler.js";
 

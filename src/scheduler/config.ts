@@ -10,9 +10,9 @@ import {
   type PlacementPolicy,
   parseCandidates,
   TICKET_LEASE_S,
-} from "../../src/core/index.js";
-import { ErrorCode, KubemootError } from "../../src/errors/index.js";
-import { type EndpointAllowlist, parseEndpointAllowlist } from "../../src/net/index.js";
+} from "../core/index.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import { type EndpointAllowlist, parseEndpointAllowlist } from "../net/index.js";
 
 export interface StaticBinding {
   model: string;

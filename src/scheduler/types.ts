@@ -1,15 +1,9 @@
 // The scheduler's own types: what Place, Wait, Release, Commit and Attribute take and give,
 // independent of any transport (the gRPC/Connect service and the proxy map onto these).
-import type {
-  CallOutcome,
-  Candidate,
-  Decision,
-  Phase,
-  Refusal,
-  RefusalReason,
-} from "../../src/core/index.js";
-import type { StateStore } from "../../src/state/index.js";
+import type { CallOutcome, Candidate, Decision, Phase, Refusal, RefusalReason } from "../core/index.js";
 import type { SchedulerConfig } from "./config.js";
+import type { SchedulerStore } from "./store.js";
+import type { SchedulerTimers } from "./timers.js";
 
 export type { CallOutcome, Phase, RefusalReason };
 
@@ -136,11 +130,14 @@ export interface SchedulerHooks {
 }
 
 export interface SchedulerOptions {
-  state: StateStore;
+  /** The shared state: the sidecar's StateStore, or the simulation's adapter. */
+  state: SchedulerStore;
   config: SchedulerConfig;
   ops: ProviderOps;
   /** Epoch ms; default Date.now. */
   now?: () => number;
+  /** Timers on the same clock as `now`; default Node's. */
+  timers?: SchedulerTimers;
   hooks?: SchedulerHooks;
   /** How many attributions are kept for Attribute; default 2,048 (released ones go first). */
   attributionCapacity?: number;

@@ -4,7 +4,6 @@
 // path runs the very same decisions. It composes three parts: placement (snapshot, plan,
 // claim), held plans (Commit), and the call ledger (attribution and learning).
 import {
-  afterRefusal,
   type Candidate,
   type Decision,
   estimateTokens,
@@ -12,14 +11,17 @@ import {
   plan,
   type SnapshotIndex,
   selectionPromptTokens,
-} from "../../src/core/index.js";
-import { ErrorCode, KubemootError, printable, quoteInput } from "../../src/errors/index.js";
-import { holderAgent, type StateStore } from "../../src/state/index.js";
+} from "../core/index.js";
+import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
+import { holderAgent } from "../state/index.js";
+import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
 import type { SchedulerConfig } from "./config.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
 import { StateWrites } from "./state-writes.js";
+import type { SchedulerStore } from "./store.js";
+import { realTimers } from "./timers.js";
 import type {
   AttributionOut,
   CommitInput,
@@ -28,25 +30,26 @@ import type {
   PlacementOut,
   PlaceOutcome,
   ProviderOps,
-  RefusalOut,
   ReleaseInput,
   SchedulerHooks,
   SchedulerOptions,
   WaitEventOut,
 } from "./types.js";
 
+export type { Acquired } from "./call-loop.js";
 export type * from "./types.js";
 
 export class Scheduler {
-  private readonly state: StateStore;
+  private readonly state: SchedulerStore;
   private readonly cfg: SchedulerConfig;
   private readonly ops: ProviderOps;
   private readonly now: () => number;
   private readonly hooks: SchedulerHooks;
   private readonly ledger: CallLedger;
-  private readonly held = new HeldPlans();
+  private readonly held: HeldPlans;
   private readonly writes: StateWrites;
   private readonly placement: Placement;
+  private readonly loopDeps: CallLoopDeps;
   private closed = false;
 
   constructor(o: SchedulerOptions) {
@@ -56,7 +59,9 @@ export class Scheduler {
     this.now = o.now ?? Date.now;
     this.hooks = o.hooks ?? {};
     this.ledger = new CallLedger(this.now, o.attributionCapacity);
-    this.writes = new StateWrites(this.state, this.now, this.hooks);
+    const timers = o.timers ?? realTimers;
+    this.held = new HeldPlans(timers);
+    this.writes = new StateWrites(this.state, this.now, timers, this.hooks);
     this.placement = new Placement({
       state: this.state,
       config: this.cfg,
@@ -66,6 +71,12 @@ export class Scheduler {
       ledger: this.ledger,
       writes: this.writes,
     });
+    this.loopDeps = {
+      place: (input, queueWaitMs) => this.place(input, queueWaitMs),
+      store: this.state,
+      now: this.now,
+      warn: (what, err) => this.warn(what, err),
+    };
   }
 
   get config(): SchedulerConfig {
@@ -174,71 +185,36 @@ export class Scheduler {
   }
 
   /**
-   * Waits for capacity, driven by state changes: yields `waiting` once before it first
-   * blocks, then `placed` or `stand-aside`. Ends quietly when `signal` aborts.
+   * The Wait RPC: the call loop's events (call-loop.ts) for up to `limitS` seconds (0 = the
+   * configured limit; more is capped at it). Ends quietly when `signal` aborts.
    */
-  async *wait(input: PlaceInput, signal: AbortSignal, limitS = 0): AsyncGenerator<WaitEventOut> {
+  wait(input: PlaceInput, signal: AbortSignal, limitS = 0): AsyncGenerator<WaitEventOut> {
     this.assertServes(input.agent);
-    const started = this.now();
     const limit = limitS > 0 ? Math.min(limitS, this.cfg.waitLimitS) : this.cfg.waitLimitS;
-    const deadlineMs = started + limit * 1000;
-    let waitingFor = "";
-    try {
-      for (;;) {
-        if (signal.aborted) return;
-        const counter = this.state.capacity.counter;
-        const out = await this.place(input, waitingFor ? this.now() - started : 0);
-        if (out.kind === "placed") {
-          yield { kind: "placed", placement: out.placement };
-          return;
-        }
-        const refusal = out.refusal;
-        const next = afterRefusal(refusal, {
-          phase: input.phase,
-          cannotWait: input.cannotWait,
-          hasStaticBinding: false, // Place already took the static fallback where there is one
-          waitLimitS: limit,
-        });
-        if (next !== "wait") {
-          yield { kind: "stand-aside", refusal };
-          return;
-        }
-        if (!this.state.capacity.available) {
-          yield {
-            kind: "stand-aside",
-            refusal: { ...refusal, message: `${refusal.message} (no state watch: not waiting blind)` },
-          };
-          return;
-        }
-        if (this.now() >= deadlineMs) {
-          yield { kind: "stand-aside", refusal: waitLimitRefusal(refusal, limit) };
-          return;
-        }
-        if (!waitingFor) {
-          waitingFor = refusal.model;
-          yield { kind: "waiting", refusal, deadlineMs };
-          await this.state.demand
-            .putWait(waitingFor, input.agent)
-            .catch((err) => this.warn("wait demand", err));
-        }
-        const r = await this.state.capacity.awaitChange(counter, deadlineMs, signal);
-        if (r.kind === "aborted") return;
-        if (r.kind === "unavailable") {
-          yield {
-            kind: "stand-aside",
-            refusal: { ...refusal, message: `${refusal.message} (the state watch was lost: ${r.reason})` },
-          };
-          return;
-        }
-        // "changed" or "deadline": try again; the deadline check above ends the loop.
-      }
-    } finally {
-      if (waitingFor) {
-        await this.state.demand
-          .clearWait(waitingFor, input.agent)
-          .catch((err) => this.warn("clear wait", err));
-      }
-    }
+    return placeOrWait(this.loopDeps, input, signal, limit);
+  }
+
+  /**
+   * Places a call, waiting in the call loop up to `limitS` seconds (0 = never wait; capped at
+   * the configured limit): the proxy's and the simulation's way in. A placement that lands
+   * after `signal` aborted is released at once.
+   */
+  async acquire(input: PlaceInput, signal: AbortSignal, limitS: number): Promise<Acquired> {
+    this.assertServes(input.agent);
+    const limit = Math.min(limitS, this.cfg.waitLimitS);
+    return settleLoop(placeOrWait(this.loopDeps, input, signal, limit), signal, this.now, (p) =>
+      this.release({
+        ticketId: p.ticketId,
+        // Never forwarded: nothing to learn about the provider.
+        outcome: "unspecified",
+        ran: false,
+        latencyMs: 0,
+        promptTokens: 0,
+        promptChars: 0,
+        outputTokens: 0,
+        error: "client went away before the call was forwarded",
+      }).then(() => undefined),
+    );
   }
 
   /** Ends a ticket and learns from the call's outcome. Idempotent. */
@@ -420,11 +396,4 @@ export class Scheduler {
   private warn(what: string, err: unknown): void {
     this.hooks.log?.("warn", `${what} failed`, { err: err instanceof Error ? err.message : String(err) });
   }
-}
-
-function waitLimitRefusal(r: RefusalOut, limitS: number): RefusalOut {
-  return {
-    ...r,
-    message: `Every GPU that can serve ${printable(r.model)} stayed busy for ${limitS} s; the cluster is at capacity, ask again shortly.`,
-  };
 }

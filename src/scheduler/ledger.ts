@@ -10,7 +10,7 @@ import {
   learnCharsPerToken,
   learnFromCall,
   type ProviderHealth,
-} from "../../src/core/index.js";
+} from "../core/index.js";
 import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
 
 /** A prompt's estimated tokens and the generous (low) count a refusal is decided on. */

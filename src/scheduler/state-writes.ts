@@ -1,9 +1,9 @@
 // Writes to the shared state that happen off the caller's path: a released ticket's delete
 // (retried until its lease would end it anyway) and what a successful call teaches (residency
 // overlay, use demand). close() waits for every one of them.
-import { setTimeout as sleep } from "node:timers/promises";
-import type { StateStore } from "../../src/state/index.js";
 import type { CallEntry } from "./ledger.js";
+import type { SchedulerStore } from "./store.js";
+import type { SchedulerTimers } from "./timers.js";
 import type { SchedulerHooks } from "./types.js";
 
 /**
@@ -24,8 +24,9 @@ export class StateWrites {
   private closing = false;
 
   constructor(
-    private readonly state: StateStore,
+    private readonly state: SchedulerStore,
     private readonly now: () => number,
+    private readonly timers: SchedulerTimers,
     private readonly hooks: SchedulerHooks,
   ) {}
 
@@ -56,7 +57,7 @@ export class StateWrites {
             this.warn("release (its lease will end the ticket)", err);
             return;
           }
-          await sleep(delayMs);
+          await this.timers.sleep(delayMs);
         }
       }
     };

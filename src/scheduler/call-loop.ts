@@ -1,0 +1,123 @@
+// The one call loop (docs/rules/placement.md §6): place; when the call policy says the refusal
+// is worth waiting for, wait for the shared state to change and place again, until placed, told
+// to stand aside, past the wait limit, or cancelled. The Wait RPC streams its events, the proxy
+// and the simulation consume them through `acquire`; nothing else loops over placements.
+import { afterRefusal } from "../core/index.js";
+import { printable } from "../errors/index.js";
+import type { SchedulerStore } from "./store.js";
+import type { PlaceInput, PlacementOut, PlaceOutcome, RefusalOut, WaitEventOut } from "./types.js";
+
+export interface CallLoopDeps {
+  /** One placement attempt (Scheduler.place); `queueWaitMs` is what the call waited so far. */
+  place(input: PlaceInput, queueWaitMs: number): Promise<PlaceOutcome>;
+  store: Pick<SchedulerStore, "capacity" | "demand">;
+  /** The scheduler's clock (epoch ms). */
+  now(): number;
+  warn(what: string, err: unknown): void;
+}
+
+/**
+ * Places `input`, waiting up to `limitS` seconds for capacity, driven by state changes: yields
+ * `waiting` once before it first blocks, then `placed` or `stand-aside`. Ends quietly when
+ * `signal` aborts. The wait demand entry is written while it waits and cleared after.
+ */
+export async function* placeOrWait(
+  d: CallLoopDeps,
+  input: PlaceInput,
+  signal: AbortSignal,
+  limitS: number,
+): AsyncGenerator<WaitEventOut> {
+  const started = d.now();
+  const deadlineMs = started + limitS * 1000;
+  const { capacity, demand } = d.store;
+  let waitingFor = "";
+  try {
+    for (;;) {
+      if (signal.aborted) return;
+      const counter = capacity.counter;
+      const out = await d.place(input, waitingFor ? d.now() - started : 0);
+      if (out.kind === "placed") {
+        yield { kind: "placed", placement: out.placement };
+        return;
+      }
+      const refusal = out.refusal;
+      const next = afterRefusal(refusal, {
+        phase: input.phase,
+        cannotWait: input.cannotWait,
+        hasStaticBinding: false, // Place already took the static fallback where there is one
+        waitLimitS: limitS,
+      });
+      if (next !== "wait") {
+        yield { kind: "stand-aside", refusal };
+        return;
+      }
+      if (!capacity.available) {
+        yield { kind: "stand-aside", refusal: note(refusal, "no state watch: not waiting blind") };
+        return;
+      }
+      if (d.now() >= deadlineMs) {
+        yield { kind: "stand-aside", refusal: waitLimitRefusal(refusal, limitS) };
+        return;
+      }
+      if (!waitingFor) {
+        waitingFor = refusal.model;
+        yield { kind: "waiting", refusal, deadlineMs };
+        await demand.putWait(waitingFor, input.agent).catch((err) => d.warn("wait demand", err));
+      }
+      const r = await capacity.awaitChange(counter, deadlineMs, signal);
+      if (r.kind === "aborted") return;
+      if (r.kind === "unavailable") {
+        yield { kind: "stand-aside", refusal: note(refusal, `the state watch was lost: ${r.reason}`) };
+        return;
+      }
+      // "changed" or "deadline": try again; the deadline check above ends the loop.
+    }
+  } finally {
+    if (waitingFor) {
+      await demand.clearWait(waitingFor, input.agent).catch((err) => d.warn("clear wait", err));
+    }
+  }
+}
+
+export type Acquired =
+  | { kind: "placed"; placement: PlacementOut; queueWaitMs: number }
+  | { kind: "refused"; refusal: RefusalOut; waitedMs: number }
+  /** The caller went away while the call waited; nothing is claimed. */
+  | { kind: "aborted"; waitedMs: number };
+
+/**
+ * The loop's outcome for a caller that only wants the end: placed, refused or aborted. A
+ * placement that lands after `signal` aborted is released at once (`giveBack`): nothing stays
+ * claimed for a caller that left.
+ */
+export async function settleLoop(
+  events: AsyncIterable<WaitEventOut>,
+  signal: AbortSignal,
+  now: () => number,
+  giveBack: (placement: PlacementOut) => Promise<void>,
+): Promise<Acquired> {
+  const started = now();
+  // A call placed or refused by its first attempt waited for nothing: 0, not the attempt's time.
+  let waited = false;
+  const waitedMs = () => (waited ? now() - started : 0);
+  for await (const ev of events) {
+    if (ev.kind === "waiting") waited = true;
+    else if (ev.kind === "placed") {
+      if (!signal.aborted) return { kind: "placed", placement: ev.placement, queueWaitMs: waitedMs() };
+      await giveBack(ev.placement).catch(() => undefined);
+      return { kind: "aborted", waitedMs: waitedMs() };
+    } else return { kind: "refused", refusal: ev.refusal, waitedMs: waitedMs() };
+  }
+  return { kind: "aborted", waitedMs: waitedMs() };
+}
+
+function note(r: RefusalOut, why: string): RefusalOut {
+  return { ...r, message: `${r.message} (${why})` };
+}
+
+function waitLimitRefusal(r: RefusalOut, limitS: number): RefusalOut {
+  return {
+    ...r,
+    message: `Every GPU that can serve ${printable(r.model)} stayed busy for ${limitS} s; the cluster is at capacity, ask again shortly.`,
+  };
+}

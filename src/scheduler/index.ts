@@ -1,0 +1,10 @@
+// The one call loop (docs/design.md §3): place, wait on state, replan, claim, the ledger, held
+// plans and state writes, over the pure core and a SchedulerStore. The sidecar's API and proxy
+// and the simulation all drive this; what they may use is exported here and nothing else.
+export type { Acquired } from "./call-loop.js";
+export { isAgentRef, type SchedulerConfig, type StaticBinding, schedulerConfigFromEnv } from "./config.js";
+export type { PromptEstimate } from "./ledger.js";
+export { Scheduler } from "./scheduler.js";
+export type { SchedulerStore } from "./store.js";
+export type { SchedulerTimers, TimerHandle } from "./timers.js";
+export type * from "./types.js";
