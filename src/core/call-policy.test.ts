@@ -10,7 +10,7 @@ import {
 import { INITIAL_CHARS_PER_TOKEN, learnCharsPerToken } from "./chars-per-token.js";
 import { circuitOpen } from "./circuit-breaker.js";
 import { CIRCUIT_FAILURE_THRESHOLD } from "./constants.js";
-import type { Decision } from "./planner.js";
+import type { Decision } from "./decision.js";
 import { successRateValue } from "./success-rate.js";
 
 const claim: Decision = {

@@ -6,8 +6,9 @@
 import { type CharsPerToken, estimateTokens } from "./chars-per-token.js";
 import { CLOSED_CIRCUIT, recordFailure, recordSuccess } from "./circuit-breaker.js";
 import { CHARS_PER_TOKEN_MAX, TRUNCATION_RATIO } from "./constants.js";
+import type { Decision } from "./decision.js";
 import { recordLatency } from "./latency-ema.js";
-import type { Decision, Phase } from "./planner.js";
+import type { Phase } from "./planner.js";
 import { gpuBusyMessage, type RefusalReason } from "./refusal.js";
 import type { ProviderHealth } from "./snapshot.js";
 import { NO_SUCCESS_SAMPLES, recordOutcome } from "./success-rate.js";

@@ -9,19 +9,14 @@ import { slotWaitS } from "./expected-time.js";
 import { fixedCapacity, fixedLoad, fixedWaitS } from "./fixed-engine.js";
 import { decide, type PlanRequest } from "./planner.js";
 import type { ProviderState } from "./shapes.js";
-import {
-  indexSnapshot,
-  type PlacementPolicy,
-  type PlacementSnapshot,
-  type ProviderHealth,
-} from "./snapshot.js";
+import { indexSnapshot, type PlacementSnapshot, type PolicyName, type ProviderHealth } from "./snapshot.js";
 
 const Q8 = "qwen3:8b";
 const Q14 = "qwen3:14b";
 const VL = "Qwen/Qwen3-8B"; // the vLLM server's served name: the same family, another name
 const F8 = 5979;
 const F14 = 12224;
-const POLICIES: PlacementPolicy[] = ["time", "kubemoot"];
+const POLICIES: PolicyName[] = ["time", "kubemoot"];
 
 const cands = (...list: [string, number][]): Candidate[] => list.map(([model, score]) => ({ model, score }));
 const req = (candidates: Candidate[], over: Partial<PlanRequest> = {}): PlanRequest => ({

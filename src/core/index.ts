@@ -34,6 +34,14 @@ export { anyCanHold, contextOf, holds, largestContext } from "./context-fit.js";
 export type { CostBreakdown, CostInput, CostWeights } from "./cost.js";
 export { costBreakdown, costOf, DEFAULT_COST_WEIGHTS } from "./cost.js";
 export { bumpRate, decayedRate } from "./decay.js";
+export type {
+  ClaimDecision,
+  Decision,
+  PlanStep,
+  QueueDecision,
+  RefuseDecision,
+  WaitForMemoryDecision,
+} from "./decision.js";
 export type { ModelDemand } from "./demand.js";
 export { aggregateDemand, compareLeastNeeded, expectedReloads, NO_DEMAND } from "./demand.js";
 export type { IneligibleReason } from "./eligibility.js";
@@ -50,17 +58,16 @@ export type { LatencyEma } from "./latency-ema.js";
 export { recordLatency } from "./latency-ema.js";
 export type { Occupancy, OccupancySource } from "./occupancy.js";
 export { nameEstimateMiB, paramsFromName, resolveOccupancy } from "./occupancy.js";
-export type {
-  ClaimDecision,
-  Decision,
-  Phase,
-  PlanRequest,
-  PlanStep,
-  QueueDecision,
-  RefuseDecision,
-  WaitForMemoryDecision,
-} from "./planner.js";
+export type { Phase, PlanRequest } from "./planner.js";
 export { decide, plan } from "./planner.js";
+export {
+  DEFAULT_POLICY,
+  isPolicyName,
+  POLICY_NAMES,
+  type Policy,
+  type PolicyRequest,
+  policyNamed,
+} from "./policies/index.js";
 export type { ChatContentPart, ChatMessage, ChatToolCall, ChatToolSpec } from "./prompt-size.js";
 export { messageChars, nextPromptTokens, promptChars, toolsChars } from "./prompt-size.js";
 export type { QueueInput, QueueOrUnload, UnloadVictim } from "./queue-or-unload.js";
@@ -81,9 +88,9 @@ export type {
 } from "./shapes.js";
 export type {
   ModelTickets,
-  PlacementPolicy,
   PlacementSnapshot,
   PlannerOptions,
+  PolicyName,
   ProviderHealth,
   ProviderView,
   SnapshotIndex,

@@ -16,7 +16,7 @@ import { decide as decideBy, type PlanRequest } from "./planner.js";
 import type { PlacementSnapshot, PlannerOptions, ProviderHealth } from "./snapshot.js";
 
 // These are the rules of Kubemoot's weighted cost (KUBEMOOT_POLICY=kubemoot); the default
-// policy, by expected seconds, has its own tests (time-policy.test.ts).
+// policy, by expected seconds, has its own tests (policies/time.test.ts).
 const decide = (snap: PlacementSnapshot, r: PlanRequest, o: Partial<PlannerOptions> = {}) =>
   decideBy(snap, r, { policy: "kubemoot", ...o });
 

@@ -1,33 +1,18 @@
-// The per-call planner (docs/rules/placement.md §5) as one pure decision over an indexed snapshot:
-//   1. warm preferred with a free slot;
-//   2. each other in-tolerance candidate, highest score first, warm with a free slot;
-//   3. each in-tolerance candidate another ticket is loading right now (converge);
-//   4. preferred by full weighted cost (queue at a warm copy, or cold load onto free room);
-//   5. queue or unload; else wait for memory, or a classified refusal.
-// Every path applies both hard filters (VRAM and context) for the same provider and model.
+// The per-call planner (docs/rules/placement.md §5): normalizes the question, hands it to the
+// placement policy the snapshot was indexed for (./policies: by expected seconds, the default,
+// or Kubemoot's weighted cost), and classifies what is left when the policy finds nothing to
+// claim or queue at. Every policy applies both hard filters (VRAM and context) for the same
+// provider and model.
 import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.js";
-import { holds } from "./context-fit.js";
-import { costOf } from "./cost.js";
-import { roomNeeded, vramVerdict } from "./feasibility.js";
-import { fixedWaitS } from "./fixed-engine.js";
-import { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "./queue-or-unload.js";
-import { compareRanked, type Ranked } from "./ranking.js";
-import { classifyRefusal, gpuBusyMessage, noCandidateMessage, type RefusalReason } from "./refusal.js";
+import type { Decision } from "./decision.js";
+import { policyNamed } from "./policies/index.js";
+import { classifyRefusal, noCandidateMessage } from "./refusal.js";
 import {
-  contextAt,
-  hasFreeSlot,
   indexSnapshot,
-  lists,
-  oldestClaimedMs,
   type PlacementSnapshot,
   type PlannerOptions,
-  type ProviderView,
   type SnapshotIndex,
-  slotsOf,
 } from "./snapshot.js";
-import { successRateValue } from "./success-rate.js";
-import { planByTime } from "./time-policy.js";
-import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
 
 /** Call phases: "triage" places only its bound model and never waits. */
 export type Phase = "mulling" | "triage";
@@ -59,272 +44,8 @@ export interface PlanRequest {
   costBias?: (provider: string, model: string) => number;
 }
 
-/** The planner step that produced a claim. */
-export type PlanStep = 1 | 2 | 3 | 4 | 5;
-
-/** Claim a ticket on `provider` for `model` (the state layer makes it atomic). */
-export interface ClaimDecision {
-  kind: "claim";
-  provider: string;
-  endpoint: string;
-  model: string;
-  /** True when the model is neither resident nor loading there: this claim loads it. */
-  cold: boolean;
-  /**
-   * True when another ticket is loading the model there right now: the call joins that
-   * load (and waits for it). The ticket should record `coldLoad: cold || loading` — the
-   * model was not resident at claim time — so the load's VRAM stays counted even if the
-   * loader's ticket ends before the model shows as resident.
-   */
-  loading: boolean;
-  /** Occupancy F of the model (MiB); 0 when unknown (warm copies only). */
-  footprintMiB: number;
-  /** Context (tokens) the call gets there; 0 = unknown. */
-  contextLength: number;
-  /** Victims to unload after the claim, with their footprints (MiB); empty unless step 5. */
-  evicts: Record<string, number>;
-  step: PlanStep;
-  /** Steps 1–4: weighted cost (points). Step 5: the unload's expected delay (s). */
-  cost: number;
-  /**
-   * Set when the claim relies on a free slot of the copy (the time policy): the state layer
-   * refuses it if that many tickets already hold the model there.
-   */
-  slots?: number;
-}
-
-/** Wait for a busy copy: gpu-busy now, no ticket; retry on the next state change. */
-export interface QueueDecision {
-  kind: "queue";
-  provider: string;
-  model: string;
-  /** Expected wait until a slot frees there (s). */
-  estimatedWaitS: number;
-  /** The unload it was compared with (s), when there was one. */
-  unloadCostS?: number;
-  message: string;
-}
-
-/** No copy to queue at and no room to make: gpu-busy now, wait for the next state change. */
-export interface WaitForMemoryDecision {
-  kind: "wait-for-memory";
-  model: string;
-  message: string;
-}
-
-/** A refusal that waiting cannot change (or a call that never waits). */
-export interface RefuseDecision {
-  kind: "refuse";
-  reason: RefusalReason;
-  model: string;
-  message: string;
-  /** Largest known context (tokens) among providers that could hold an acceptable model; 0 unknown. */
-  largestContext: number;
-}
-
-export type Decision = ClaimDecision | QueueDecision | WaitForMemoryDecision | RefuseDecision;
-
-interface Option extends Ranked {
-  view: ProviderView;
-  warm: boolean;
-  footprintMiB: number;
-  contextLength: number | undefined;
-}
-
-type Bias = ((provider: string, model: string) => number) | undefined;
-
 function cleanPrompt(n: number | undefined): number {
   return typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0;
-}
-
-/** Weighted cost (points) of `model` on `v`, plus any bias; F = 0 when unknown. */
-function costAt(
-  ix: SnapshotIndex,
-  v: ProviderView,
-  model: string,
-  F: number,
-  warm: boolean,
-  bias: Bias,
-): number {
-  const extra = bias === undefined ? 0 : bias(v.name, model);
-  // A fixed-model engine's contention is its requests ahead against what it runs at once, and
-  // its VRAM is not ours to fit (docs/rules/engines.md "Placement").
-  return (
-    costOf(
-      {
-        active: v.fixed ? v.ahead : v.active,
-        maxParallel: v.fixed ? v.capacity : v.slots,
-        successRate: successRateValue(v.successByModel?.get(model)),
-        publishedResidentMiB: v.publishedSum,
-        usableMiB: v.usable,
-        freeMiB: v.free,
-        footprintMiB: v.fixed ? 0 : F,
-        warm,
-      },
-      ix.options.weights,
-    ) + (Number.isFinite(extra) ? extra : 0)
-  );
-}
-
-/**
- * Keeps the better of `top` and (v, model) at `cost`. The option object is only built when
- * the cost can compete, so scanning many providers allocates little.
- */
-function consider(
-  top: Option | undefined,
-  v: ProviderView,
-  model: string,
-  F: number,
-  warm: boolean,
-  cost: number,
-): Option | undefined {
-  if (top !== undefined && cost > top.cost) return top;
-  const o: Option = {
-    provider: v.name,
-    model,
-    cost,
-    latencyEmaMs: v.latencyEmaMs,
-    view: v,
-    warm,
-    footprintMiB: F,
-    contextLength: contextAt(v, model),
-  };
-  return top === undefined || compareRanked(o, top) < 0 ? o : top;
-}
-
-function claim(o: Option, cold: boolean, step: PlanStep): ClaimDecision {
-  return {
-    kind: "claim",
-    provider: o.provider,
-    endpoint: o.view.state.endpoint ?? "",
-    model: o.model,
-    cold,
-    // A fixed-model engine's ticket holds a slot, no VRAM (docs/rules/engines.md "Placement").
-    footprintMiB: o.view.fixed ? 0 : o.footprintMiB,
-    contextLength: o.contextLength ?? 0,
-    loading: o.view.loading.has(o.model),
-    evicts: {},
-    step,
-    cost: o.cost,
-  };
-}
-
-/** Best eligible warm copy of `model` (optionally: with a free slot) whose context holds the prompt. */
-function bestWarm(
-  ix: SnapshotIndex,
-  model: string,
-  prompt: number,
-  freeSlotOnly: boolean,
-  bias: Bias,
-  from: ReadonlyMap<string, readonly ProviderView[]> = ix.warmAt,
-): Option | undefined {
-  const views = from.get(model);
-  if (views === undefined) return undefined;
-  const occ = ix.occupancy(model);
-  const F = occ.known ? occ.mib : 0;
-  let top: Option | undefined;
-  for (const v of views) {
-    if (v.ineligible !== undefined) continue;
-    if (freeSlotOnly && !hasFreeSlot(v, model)) continue;
-    if (!holds(contextAt(v, model), prompt)) continue;
-    top = consider(top, v, model, F, true, costAt(ix, v, model, F, true, bias));
-  }
-  return top;
-}
-
-/** Step 4: every eligible provider, warm or cold-feasible, context holding; lowest cost. */
-function bestFull(
-  ix: SnapshotIndex,
-  model: string,
-  prompt: number,
-  bias: Bias,
-  mayQueue: boolean,
-): Option | undefined {
-  const occ = ix.occupancy(model);
-  const F = occ.known ? occ.mib : 0;
-  let top: Option | undefined;
-  for (const v of ix.providers) {
-    if (v.ineligible !== undefined) continue;
-    const verdict = vramVerdict(v, model, occ);
-    if (verdict !== "warm" && verdict !== "loading" && verdict !== "cold") continue;
-    if (!holds(contextAt(v, model), prompt)) continue;
-    const warm = verdict !== "cold";
-    if (warm && !mayQueue && !hasFreeSlot(v, model)) continue; // it would queue at the engine
-    top = consider(top, v, model, F, warm, costAt(ix, v, model, F, warm, bias));
-  }
-  return top;
-}
-
-interface QueuePick {
-  view: ProviderView;
-  model: string;
-  waitS: number;
-}
-
-/** Step 5, queue side: the copy of an acceptable model that frees soonest. */
-function bestQueue(
-  ix: SnapshotIndex,
-  acceptable: readonly Candidate[],
-  prompt: number,
-): QueuePick | undefined {
-  let top: QueuePick | undefined;
-  for (const c of acceptable) {
-    for (const v of ix.warmAt.get(c.model) ?? []) {
-      if (v.ineligible !== undefined || !holds(contextAt(v, c.model), prompt)) continue;
-      const mt = v.byModel.get(c.model);
-      const callS = callTimeS(v.latencyEmaMs, ix.options.defaultCallTimeS);
-      const waitS = v.fixed
-        ? fixedWaitS(v.ahead, v.capacity, callS)
-        : queueWaitS({
-            tickets: mt?.count ?? 0,
-            slots: slotsOf(v, c.model),
-            oldestElapsedS: mt === undefined ? 0 : (ix.nowMs - oldestClaimedMs(mt, ix.nowMs)) / 1000,
-            callTimeS: callS,
-          });
-      // Ties keep the earlier candidate (acceptable order), then the lower provider name.
-      if (
-        top === undefined ||
-        waitS < top.waitS ||
-        (waitS === top.waitS && top.model === c.model && v.name < top.view.name)
-      ) {
-        top = { view: v, model: c.model, waitS };
-      }
-    }
-  }
-  return top;
-}
-
-interface UnloadPick {
-  view: ProviderView;
-  footprintMiB: number;
-  victims: VictimCandidate[];
-  costS: number;
-}
-
-/** Step 5, unload side: the provider where making room for the preferred costs least. */
-function bestUnload(ix: SnapshotIndex, model: string, prompt: number): UnloadPick | undefined {
-  const occ = ix.occupancy(model);
-  if (!occ.known) return undefined; // unknown occupancy never places a cold load
-  const F = occ.mib;
-  let top: UnloadPick | undefined;
-  for (const v of ix.providers) {
-    if (v.ineligible !== undefined || !v.totalKnown || F > v.usable || !lists(v, model)) continue;
-    if (v.resident.has(model) || v.loading.has(model)) continue; // warm, or being unloaded
-    if (!holds(contextAt(v, model), prompt)) continue;
-    const need = roomNeeded(v, F);
-    const victims = chooseVictims(
-      idleResidents(v, model, ix.demand),
-      need.mib,
-      ix.options.maxVictimsConsidered,
-      need.models,
-    );
-    if (victims === undefined || victims.length === 0) continue;
-    const costS = unloadCostS(F, victims);
-    if (top === undefined || costS < top.costS || (costS === top.costS && v.name < top.view.name)) {
-      top = { view: v, footprintMiB: F, victims, costS };
-    }
-  }
-  return top;
 }
 
 /** Plans one call against an indexed snapshot. Pure: same index and request, same decision. */
@@ -332,8 +53,7 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   const { candidates } = normalizeCandidates(req.candidates ?? []);
   const triage = req.phase === "triage";
   const acceptable = triage ? candidates.slice(0, 1) : inTolerance(candidates, req.tolerance);
-  const preferred = acceptable[0];
-  if (preferred === undefined) {
+  if (acceptable[0] === undefined) {
     return {
       kind: "refuse",
       reason: "gpu-busy",
@@ -343,73 +63,10 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
     };
   }
   const prompt = cleanPrompt(req.promptTokens);
-  const bias = req.costBias;
   const mayQueue = !triage && req.cannotWait !== true;
-
-  if (ix.options.policy === "time") {
-    return (
-      planByTime(ix, { acceptable, prompt, mayQueue }) ?? noClaim(ix, req, acceptable, prompt, !mayQueue)
-    );
-  }
-
-  const s1 = bestWarm(ix, preferred.model, prompt, true, bias);
-  if (s1 !== undefined) return claim(s1, false, 1);
-
-  for (const c of acceptable.slice(1)) {
-    const s2 = bestWarm(ix, c.model, prompt, true, bias);
-    if (s2 !== undefined) return claim(s2, false, 2);
-  }
-
-  for (const c of acceptable) {
-    const s3 = bestWarm(ix, c.model, prompt, !mayQueue, bias, ix.loadingAt);
-    if (s3 !== undefined) return claim(s3, false, 3);
-  }
-
-  const s4 = bestFull(ix, preferred.model, prompt, bias, mayQueue);
-  if (s4 !== undefined) return claim(s4, !s4.warm, 4);
-
-  const q = bestQueue(ix, acceptable, prompt);
-  const u = bestUnload(ix, preferred.model, prompt);
-  const choice = queueOrUnload(q?.waitS, u?.costS);
-  if (choice === "unload" && u !== undefined) {
-    const evicts: Record<string, number> = {};
-    for (const v of u.victims) evicts[v.model] = v.footprintMiB;
-    return {
-      kind: "claim",
-      provider: u.view.name,
-      endpoint: u.view.state.endpoint ?? "",
-      model: preferred.model,
-      cold: true,
-      loading: false,
-      footprintMiB: u.footprintMiB,
-      contextLength: contextAt(u.view, preferred.model) ?? 0,
-      evicts,
-      step: 5,
-      cost: u.costS,
-    };
-  }
-  if (choice === "queue" && q !== undefined) {
-    if (!mayQueue) {
-      return {
-        kind: "refuse",
-        reason: "gpu-busy",
-        model: preferred.model,
-        message: gpuBusyMessage(preferred.model),
-        largestContext: 0,
-      };
-    }
-    const out: QueueDecision = {
-      kind: "queue",
-      provider: q.view.name,
-      model: q.model,
-      estimatedWaitS: q.waitS,
-      message: gpuBusyMessage(preferred.model),
-    };
-    if (u !== undefined) out.unloadCostS = u.costS;
-    return out;
-  }
-
-  return noClaim(ix, req, acceptable, prompt, !mayQueue);
+  const policy = policyNamed(ix.options.policy);
+  const decided = policy.plan(ix, { acceptable, prompt, mayQueue, bias: req.costBias });
+  return decided ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
 }
 
 /**

@@ -28,10 +28,11 @@ export interface ProviderHealth {
 }
 
 /**
- * "time" (the default): choose by expected seconds until the call finishes; "kubemoot": the
- * weighted cost and its five steps (docs/rules/placement.md §4, §5).
+ * The name of a registered placement policy (./policies): "time" (the default) chooses by
+ * expected seconds until the call finishes, "kubemoot" by the weighted cost and its five steps
+ * (docs/rules/placement.md §4, §5).
  */
-export type PlacementPolicy = "time" | "kubemoot";
+export type PolicyName = string;
 
 /** Everything one decision reads. */
 export interface PlacementSnapshot {
@@ -56,7 +57,7 @@ export interface PlacementSnapshot {
 
 /** Knobs of the planner; every default comes from constants.ts. */
 export interface PlannerOptions {
-  policy: PlacementPolicy;
+  policy: PolicyName;
   weights: CostWeights;
   /** Call time assumed without a latency EMA (s). */
   defaultCallTimeS: number;
@@ -71,7 +72,7 @@ export interface PlannerOptions {
 }
 
 export const DEFAULT_PLANNER_OPTIONS: PlannerOptions = Object.freeze({
-  policy: "time" as PlacementPolicy,
+  policy: "time" as PolicyName,
   weights: DEFAULT_COST_WEIGHTS,
   defaultCallTimeS: DEFAULT_CALL_TIME_S,
   maxVictimsConsidered: MAX_VICTIMS_CONSIDERED,

@@ -7,7 +7,7 @@ import {
   DEFAULT_COST_WEIGHTS,
   GPU_WAIT_LIMIT_S,
   HELD_PLAN_TTL_MS,
-  type PlacementPolicy,
+  type PolicyName,
   parseCandidates,
   TICKET_LEASE_S,
 } from "../core/index.js";
@@ -51,7 +51,7 @@ export interface SchedulerConfig {
    * KUBEMOOT_POLICY: "time" (default) chooses by expected seconds until the call finishes;
    * "kubemoot" by Kubemoot's weighted cost (docs/rules/placement.md §4, §5).
    */
-  policy: PlacementPolicy;
+  policy: PolicyName;
   /**
    * KUBEMOOT_PROVIDER_ENDPOINTS: the endpoints provider states may name (host[:port] patterns,
    * CIDRs); others are never chosen, forwarded to or sent an unload. Absent or empty = all.
@@ -127,7 +127,7 @@ function staticVar(env: NodeJS.ProcessEnv, modelVar: string, endpointVar: string
   return { model, endpoint };
 }
 
-function policyVar(env: NodeJS.ProcessEnv): PlacementPolicy {
+function policyVar(env: NodeJS.ProcessEnv): PolicyName {
   const raw = env[SCHEDULER_ENV.policy]?.trim() ?? "";
   if (raw === "" || raw === "time") return "time";
   if (raw === "kubemoot") return "kubemoot";

@@ -12,12 +12,12 @@ import {
   snapshot,
   T0,
   ticket,
-} from "../../test/helpers/core-fixtures.js";
-import type { Candidate } from "./candidates.js";
-import { MIN_RESIDENCY_LOADS } from "./constants.js";
-import { type ModelDemand, NO_DEMAND } from "./demand.js";
-import { decide, type PlanRequest } from "./planner.js";
-import type { PlacementPolicy, PlacementSnapshot, ProviderHealth } from "./snapshot.js";
+} from "../../../test/helpers/core-fixtures.js";
+import type { Candidate } from "../candidates.js";
+import { MIN_RESIDENCY_LOADS } from "../constants.js";
+import { type ModelDemand, NO_DEMAND } from "../demand.js";
+import { decide, type PlanRequest } from "../planner.js";
+import type { PlacementSnapshot, PolicyName, ProviderHealth } from "../snapshot.js";
 
 const Q8 = "qwen3:8b";
 const Q14 = "qwen3:14b";
@@ -26,7 +26,7 @@ const F8 = 5979;
 const F14 = 12224;
 const F32 = 27252;
 const DISK = { [Q8]: F8 / 1.2, [Q14]: F14 / 1.2, [Q32]: F32 / 1.2 };
-const POLICIES: PlacementPolicy[] = ["time", "kubemoot"];
+const POLICIES: PolicyName[] = ["time", "kubemoot"];
 
 const cands = (...list: [string, number][]): Candidate[] => list.map(([model, score]) => ({ model, score }));
 const req = (over: Partial<PlanRequest> & { candidates: Candidate[] }): PlanRequest => ({

@@ -1,4 +1,4 @@
-// The default policy: choose by expected seconds until the call finishes (docs/rules/placement.md
+// The default policy ("time"): choose by expected seconds until the call finishes (docs/rules/placement.md
 // §5). The same hard filters, claim protocol and refusal reasons as Kubemoot's weighted cost;
 // what differs is the currency and two rules the cost's points cannot express:
 // - a slot is a slot: a claim on a warm copy needs a free one. A call that would queue behind
@@ -6,25 +6,15 @@
 //   never at the engine; calls that cannot wait never queue at all;
 // - an unload pays for itself: its price counts the victims' own demand for a reload, and a
 //   copy that others wait for is not unloaded before it has served a few load times' worth.
-import type { Candidate } from "./candidates.js";
-import { MIN_RESIDENCY_LOADS, SECOND_COPY_LOADS, UNLOAD_S } from "./constants.js";
-import { holds } from "./context-fit.js";
-import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } from "./expected-time.js";
-import { roomNeeded, vramVerdict } from "./feasibility.js";
-import type { ClaimDecision, Decision, PlanStep } from "./planner.js";
-import { gpuBusyMessage } from "./refusal.js";
-import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "./snapshot.js";
-import { chooseVictims, idleResidents, type VictimCandidate } from "./victims.js";
-
-/** What the time policy is asked. */
-export interface TimeRequest {
-  /** Acceptable models, preferred first (already normalized and within tolerance). */
-  acceptable: readonly Candidate[];
-  /** Prompt tokens; 0 = unknown. */
-  prompt: number;
-  /** False for calls that must not queue behind others (triage, cannot-wait). */
-  mayQueue: boolean;
-}
+import { MIN_RESIDENCY_LOADS, SECOND_COPY_LOADS, UNLOAD_S } from "../constants.js";
+import { holds } from "../context-fit.js";
+import type { ClaimDecision, Decision, PlanStep } from "../decision.js";
+import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } from "../expected-time.js";
+import { roomNeeded, vramVerdict } from "../feasibility.js";
+import { gpuBusyMessage } from "../refusal.js";
+import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "../snapshot.js";
+import { chooseVictims, idleResidents, type VictimCandidate } from "../victims.js";
+import type { Policy, PolicyRequest } from "./policy.js";
 
 interface Pick {
   view: ProviderView;
@@ -163,7 +153,7 @@ interface Scope {
 const ALL: Scope = { unload: true, queueAt: "acceptable" };
 
 /** The preferred model's options that need no free slot: cold, unload, or a queue. */
-function bestOption(ix: SnapshotIndex, r: TimeRequest, scope: Scope = ALL): Pick | undefined {
+function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pick | undefined {
   const preferred = r.acceptable[0]!.model;
   const occ = ix.occupancy(preferred);
   // A second copy holds its room long after this call: where other models in demand could use
@@ -255,9 +245,9 @@ function claimOf(p: Pick, step: PlanStep): ClaimDecision {
 
 /**
  * Plans one call by expected seconds. Returns undefined when nothing can be claimed or queued
- * at: the caller classifies the refusal (or waits for memory), as for the weighted cost.
+ * at: the planner classifies the refusal (or waits for memory), as for the weighted cost.
  */
-export function planByTime(ix: SnapshotIndex, r: TimeRequest): Decision | undefined {
+function planByTime(ix: SnapshotIndex, r: PolicyRequest): Decision | undefined {
   const [preferred, ...others] = r.acceptable;
   if (preferred === undefined) return undefined;
   // 1–2: a free slot on a warm copy, the preferred model first, then the others in order (on a
@@ -298,3 +288,5 @@ function decisionOf(best: Pick, preferred: string): Decision {
   }
   return claimOf(best, best.kind === "unload" ? 5 : 4);
 }
+
+export const timePolicy: Policy = { name: "time", plan: planByTime };

@@ -1,0 +1,25 @@
+// A placement policy (docs/rules/placement.md §5): given the indexed snapshot and a normalized
+// question, the claim or queue it would make, or nothing, which the planner then classifies as
+// a refusal or a wait for memory. Policies are picked by name from the registry (./index.ts).
+import type { Candidate } from "../candidates.js";
+import type { Decision } from "../decision.js";
+import type { SnapshotIndex } from "../snapshot.js";
+
+/** The question a policy answers, normalized by the planner. */
+export interface PolicyRequest {
+  /** Acceptable models, preferred first (normalized, within tolerance; never empty). */
+  acceptable: readonly Candidate[];
+  /** Prompt tokens; 0 = unknown, which fits every context. */
+  prompt: number;
+  /** False for calls that must not queue behind others (triage, cannot-wait). */
+  mayQueue: boolean;
+  /** Extra cost terms (points) a policy may add to its ranking; undefined = none. */
+  bias: ((provider: string, model: string) => number) | undefined;
+}
+
+export interface Policy {
+  /** The name KUBEMOOT_POLICY and the simulation select it by. */
+  readonly name: string;
+  /** Pure: the same index and request give the same decision; undefined = nothing to claim or queue at. */
+  plan(ix: SnapshotIndex, request: PolicyRequest): Decision | undefined;
+}
