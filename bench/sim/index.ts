@@ -1,6 +1,6 @@
 // sim — scheduling quality (docs/benchmarks.md `sim`): every scenario × policy × seed on the
-// discrete-event simulation (src/sim), which drives the very same src/core decisions as the
-// sidecar against simulated Ollama GPUs. Writes bench/results/sim.json ({...runInfo, rows,
+// discrete-event simulation (src/sim), whose ours and kubemoot policies run the sidecar's own call
+// loop (src/scheduler: place, wait, replan, claim) in virtual time against simulated Ollama GPUs. Writes bench/results/sim.json ({...runInfo, rows,
 // summary, verdict}), sim.md (the tables) and sim.svg (latency CDFs per policy and scenario).
 // Everything but decision_us_* is virtual-time and deterministic for the seeds.
 //
@@ -15,7 +15,6 @@ import {
   SCENARIOS,
   type SimMetrics,
   type SimOptions,
-  type SnapshotIndex,
   scenarioByName,
   simulate,
 } from "../../src/sim/index.js";
@@ -161,15 +160,7 @@ function verdictOf(scenario: string, summaries: readonly Summary[]): Verdict {
 
 /** Planner variants that quantify possible src/core changes (see the report). */
 function experiments(): Array<{ name: string; options: Partial<SimOptions> & { policy?: PolicyName } }> {
-  // Contention weighted ×2: the planner's cost has no contention weight, so the extra
-  // (w − 1) · active / slots is added as a cost bias, which is the same thing.
-  const contention2 = (ix: SnapshotIndex) => (provider: string) => {
-    const v = ix.byName.get(provider);
-    return v === undefined ? 0 : v.active / v.slots;
-  };
   return [
-    // The weighted cost's biases apply to Kubemoot's policy only: the time policy has no points.
-    { name: "kubemoot+contention×2", options: { policy: "kubemoot", costBias: contention2 } },
     { name: "ours+overlay-superseded", options: { overlaySupersededByProbe: true } },
     { name: "ours (no OLLAMA_MAX_LOADED_MODELS cap, bound)", options: { maxLoadedModels: 0 } },
     { name: "ours (the cap not published)", options: { publishMaxLoadedModels: false } },
@@ -185,7 +176,7 @@ export async function run(args: string[]): Promise<void> {
 
   // Warm the JIT so that decision_us reflects steady-state decisions, not compilation.
   for (const name of ["homelab", "lab"])
-    simulate({ scenario: scenarioByName(name), policy: "ours", seed: 0 });
+    await simulate({ scenario: scenarioByName(name), policy: "ours", seed: 0 });
 
   const rows: Row[] = [];
   const summary: Summary[] = [];
@@ -199,7 +190,7 @@ export async function run(args: string[]): Promise<void> {
       const mine: Row[] = [];
       let pooled: number[] = [];
       for (const seed of seeds) {
-        const res = simulate({ scenario: scenarioByName(name), policy: policy as PolicyName, seed });
+        const res = await simulate({ scenario: scenarioByName(name), policy: policy as PolicyName, seed });
         const m = res.metrics;
         const row: Row = { ...m, p95_over_ideal: r3(m.latency_p95_s / m.ideal_p95_s) };
         rows.push(row);
@@ -224,12 +215,13 @@ export async function run(args: string[]): Promise<void> {
       for (const ex of experiments()) {
         const mine: Row[] = [];
         for (const seed of seeds) {
-          const m = simulate({
+          const run = {
             scenario: scenarioByName(name),
             seed,
             ...ex.options,
             policy: ex.options.policy ?? "ours",
-          }).metrics;
+          };
+          const m = (await simulate(run)).metrics;
           mine.push({ ...m, p95_over_ideal: r3(m.latency_p95_s / m.ideal_p95_s) });
         }
         experimentRows.push(summarize(name, ex.name, mine));
@@ -282,8 +274,10 @@ export async function run(args: string[]): Promise<void> {
     "Latency is arrival → completion of a call (waits and loads included), in virtual seconds;",
     "ideal = service time alone. p95 counts completed calls; p95_arrivals counts every call that",
     "arrived, one that stood aside counting as never answered; late = completed after the 90 s wait",
-    "limit. ours = the sidecar's default policy (expected seconds); kubemoot = KUBEMOOT_POLICY=kubemoot",
-    "(the weighted cost). decision_us is the wall-clock cost of one decision (index + plan for the",
+    "limit. ours and kubemoot run the production call loop (src/scheduler's Scheduler, one per agent,",
+    "configured by KUBEMOOT_* as a sidecar is, over a simulated shared store): ours = the sidecar's",
+    "default policy (expected seconds); kubemoot = KUBEMOOT_POLICY=kubemoot (the weighted cost).",
+    "decision_us is the wall-clock cost of one decision (demand aggregation, index and plan for the",
     "planners, the pick for baselines), the only wall-clock figure.",
     "",
     table,

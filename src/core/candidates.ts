@@ -6,6 +6,11 @@ import { CANDIDATE_TOLERANCE_POINTS } from "./constants.js";
 export interface Candidate {
   model: string;
   score: number;
+  /**
+   * The Model's declared VRAM (`Model.spec.vramMib`, MiB), when the binder knows it: sizes the
+   * model before any provider has shown it loaded (docs/rules/placement.md §2).
+   */
+  vramMib?: number;
 }
 
 export interface ParsedCandidates {
@@ -15,7 +20,8 @@ export interface ParsedCandidates {
 }
 
 /**
- * Parses the env/ConfigMap form `[{"model":"qwen3:32b","score":70}, ...]`. Never throws:
+ * Parses the env/ConfigMap form `[{"model":"qwen3:32b","score":70,"vramMib":21000}, ...]`
+ * (`vramMib` optional). Never throws:
  * absent, blank or malformed input gives an empty list and a reason; invalid or duplicate
  * items are skipped (the reason says how many). Order is kept: the first is the preferred.
  */
@@ -59,7 +65,10 @@ export function normalizeCandidates(items: readonly unknown[]): ParsedCandidates
       continue;
     }
     seen.add(c.model);
-    out.push({ model: c.model, score: c.score });
+    const vram = (c as { vramMib?: unknown }).vramMib;
+    // A declared size is a hint: one that is not a positive number is left out, not the model.
+    const declared = typeof vram === "number" && Number.isFinite(vram) && vram > 0 ? { vramMib: vram } : {};
+    out.push({ model: c.model, score: c.score, ...declared });
   }
   const notes: string[] = [];
   if (invalid > 0) notes.push(`${invalid} invalid item(s) skipped`);

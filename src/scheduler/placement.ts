@@ -10,12 +10,17 @@ import {
   DEFAULT_COST_WEIGHTS,
   DEFAULT_ENGINE,
   type Decision,
+  type DemandEntry,
   indexSnapshot,
   lostRaceRefusal,
+  type PlacementSnapshot,
   type PlannerOptions,
+  type ProviderState,
+  type Residency,
   refusalOf,
   type SnapshotIndex,
   TICKET_LEASE_MARGIN_S,
+  type Ticket,
 } from "../core/index.js";
 import { printable } from "../errors/index.js";
 import type { SchedulerConfig, StaticBinding } from "./config.js";
@@ -32,6 +37,15 @@ import type {
   SchedulerHooks,
 } from "./types.js";
 
+/** What one decision reads of the shared state. */
+export interface StateRead {
+  providers: ProviderState[];
+  tickets: Ticket[];
+  residencies: Residency[];
+  suspects: Map<string, number>;
+  demand: DemandEntry[];
+}
+
 export interface PlacementDeps {
   state: SchedulerStore;
   config: SchedulerConfig;
@@ -40,39 +54,62 @@ export interface PlacementDeps {
   hooks: SchedulerHooks;
   ledger: CallLedger;
   writes: StateWrites;
+  /** Planner knobs beyond the configuration's (SchedulerOptions.plannerOverrides). */
+  plannerOverrides?: Partial<PlannerOptions>;
 }
 
 export class Placement {
   private readonly plannerOptions: Partial<PlannerOptions>;
 
+  /** The configured candidates' declared sizes (the binder's Model.spec.vramMib). */
+  private readonly declared: ReadonlyMap<string, number> | undefined;
+
   constructor(private readonly d: PlacementDeps) {
+    const declared = new Map<string, number>();
+    for (const c of [...d.config.candidatesMulling, ...d.config.candidatesTriage]) {
+      if (c.vramMib !== undefined && !declared.has(c.model)) declared.set(c.model, c.vramMib);
+    }
+    this.declared = declared.size > 0 ? declared : undefined;
     this.plannerOptions = {
       policy: d.config.policy,
       ...(d.config.costWeights ? { weights: { ...DEFAULT_COST_WEIGHTS, ...d.config.costWeights } } : {}),
+      ...d.plannerOverrides,
     };
   }
 
-  /** The shared state as the core sees it, with this sidecar's own health observations. */
-  async snapshot(): Promise<SnapshotIndex> {
+  /** Reads the shared state a decision needs (each read at most 200 ms old). */
+  async read(): Promise<StateRead> {
     const { state } = this.d;
     const [providers, { tickets, residencies, suspects }, demand] = await Promise.all([
       state.providers.list(),
       state.tickets.everything(),
       state.demand.snapshot(),
     ]);
+    return { providers, tickets, residencies, suspects, demand: demand.entries };
+  }
+
+  /**
+   * The read as the core sees it, with this sidecar's own health observations. Synchronous, so
+   * that indexing and planning together are one uninterrupted step (the decision's cost).
+   */
+  index(r: StateRead): { snapshot: PlacementSnapshot; index: SnapshotIndex } {
     const nowMs = this.d.now();
-    return indexSnapshot(
-      {
-        providers,
-        tickets,
-        residencies,
-        demand: aggregateDemand(demand.entries, nowMs),
-        health: this.d.ledger.health,
-        suspects: mergeSuspects(suspects, this.d.ledger.suspects),
-        nowMs,
-      },
-      this.plannerOptions,
-    );
+    const snapshot: PlacementSnapshot = {
+      providers: r.providers,
+      tickets: r.tickets,
+      residencies: r.residencies,
+      demand: aggregateDemand(r.demand, nowMs),
+      health: this.d.ledger.health,
+      suspects: mergeSuspects(r.suspects, this.d.ledger.suspects),
+      ...(this.declared !== undefined ? { declaredVramMiB: this.declared } : {}),
+      nowMs,
+    };
+    return { snapshot, index: indexSnapshot(snapshot, this.plannerOptions) };
+  }
+
+  /** read() then index(). */
+  async snapshot(): Promise<{ snapshot: PlacementSnapshot; index: SnapshotIndex }> {
+    return this.index(await this.read());
   }
 
   /** Claims the decision's ticket; on success unloads planned victims. Undefined = lost. */

@@ -70,6 +70,7 @@ export class Scheduler {
       hooks: this.hooks,
       ledger: this.ledger,
       writes: this.writes,
+      ...(o.plannerOverrides !== undefined ? { plannerOverrides: o.plannerOverrides } : {}),
     });
     this.loopDeps = {
       place: (input, queueWaitMs) => this.place(input, queueWaitMs),
@@ -156,7 +157,10 @@ export class Scheduler {
     let outcome: PlaceOutcome | undefined;
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {
-      const ix = await this.placement.snapshot();
+      const read = await this.placement.read();
+      let t0 = performance.now();
+      const { snapshot, index: ix } = this.placement.index(read);
+      let decideMs = performance.now() - t0;
       if (attempt === 0 && heldKey) {
         const taken = await this.takeHeldPlan(heldKey, ix, tokens);
         if (taken) {
@@ -164,6 +168,7 @@ export class Scheduler {
           break;
         }
       }
+      t0 = performance.now();
       decision = plan(ix, {
         candidates,
         tolerance,
@@ -171,6 +176,8 @@ export class Scheduler {
         generousPromptTokens: generous,
         phase: input.phase,
       });
+      decideMs += performance.now() - t0;
+      this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
       if (decision.kind !== "claim") break;
       const placed = await this.placement.claim(decision, input, tokens, queueWaitMs, false);
       if (placed) outcome = { kind: "placed", placement: placed };
@@ -276,7 +283,7 @@ export class Scheduler {
     const tokens =
       input.promptChars > 0 ? estimateTokens(input.promptChars, ratio) : selectionPromptTokens(ratio);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
-    const ix = await this.placement.snapshot();
+    const { index: ix } = await this.placement.snapshot();
     const decision = plan(ix, { candidates, tolerance, promptTokens: tokens, phase: input.phase });
     if (decision.kind !== "claim") {
       return this.placement.refusalOutcome(decision, candidates, tokens, { ...input, cannotWait: false });

@@ -1,6 +1,16 @@
 // The scheduler's own types: what Place, Wait, Release, Commit and Attribute take and give,
 // independent of any transport (the gRPC/Connect service and the proxy map onto these).
-import type { CallOutcome, Candidate, Decision, Phase, Refusal, RefusalReason } from "../core/index.js";
+import type {
+  CallOutcome,
+  Candidate,
+  Decision,
+  Phase,
+  PlacementSnapshot,
+  PlannerOptions,
+  Refusal,
+  RefusalReason,
+  SnapshotIndex,
+} from "../core/index.js";
 import type { SchedulerConfig } from "./config.js";
 import type { SchedulerStore } from "./store.js";
 import type { SchedulerTimers } from "./timers.js";
@@ -118,9 +128,25 @@ export interface ProviderOps {
   load(endpoint: string, model: string): Promise<void>;
 }
 
+/** One decision as onDecision sees it. */
+export interface DecisionEvent {
+  /** The call it was made for (the object the caller passed to place, wait or acquire). */
+  input: PlaceInput;
+  /** What the decision read, as the core took it. */
+  snapshot: PlacementSnapshot;
+  index: SnapshotIndex;
+  decision: Decision;
+  decideMs: number;
+}
+
 /** Observability hooks (metrics, logs); every one optional. */
 export interface SchedulerHooks {
   onPlace?(outcome: PlaceOutcome, decision: Decision | undefined, elapsedMs: number): void;
+  /**
+   * Every decision, with the index it was made on: `decideMs` is indexing and planning alone
+   * (no reads, no waiting). For observers that explain decisions (the simulation's records).
+   */
+  onDecision?(d: DecisionEvent): void;
   onRelease?(attribution: AttributionOut): void;
   onClaimLost?(provider: string, reason: string): void;
   onEvict?(provider: string, model: string, ok: boolean, error?: unknown): void;
@@ -139,6 +165,11 @@ export interface SchedulerOptions {
   /** Timers on the same clock as `now`; default Node's. */
   timers?: SchedulerTimers;
   hooks?: SchedulerHooks;
+  /**
+   * Planner knobs beyond what the configuration sets (policy, cost weights): the simulation's
+   * experiments. Absent = the configuration's.
+   */
+  plannerOverrides?: Partial<PlannerOptions>;
   /** How many attributions are kept for Attribute; default 2,048 (released ones go first). */
   attributionCapacity?: number;
 }

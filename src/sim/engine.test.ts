@@ -37,24 +37,26 @@ function virtualJson(m: SimMetrics): string {
 }
 
 describe("simulate", () => {
-  it("is deterministic: the same seed gives byte-identical JSON (wall-clock fields aside)", () => {
+  it("is deterministic: the same seed gives byte-identical JSON (wall-clock fields aside)", async () => {
     for (const policy of POLICIES) {
-      const a = simulate({ scenario: homelab(), policy, seed: 11, record: true });
-      const b = simulate({ scenario: homelab(), policy, seed: 11, record: true });
+      const a = await simulate({ scenario: homelab(), policy, seed: 11, record: true });
+      const b = await simulate({ scenario: homelab(), policy, seed: 11, record: true });
       expect(virtualJson(b.metrics)).toBe(virtualJson(a.metrics));
       expect(JSON.stringify(b.calls)).toBe(JSON.stringify(a.calls));
       expect(JSON.stringify(b.unloads)).toBe(JSON.stringify(a.unloads));
       expect(b.events).toBe(a.events);
     }
-    const other = simulate({ scenario: homelab(), policy: "ours", seed: 12 });
-    const first = simulate({ scenario: homelab(), policy: "ours", seed: 11 });
+    const other = await simulate({ scenario: homelab(), policy: "ours", seed: 12 });
+    const first = await simulate({ scenario: homelab(), policy: "ours", seed: 11 });
     expect(virtualJson(other.metrics)).not.toBe(virtualJson(first.metrics));
   });
 
-  it("replays identical traffic for every policy and reports every field of the spec", () => {
+  it("replays identical traffic for every policy and reports every field of the spec", async () => {
     const w1 = generateWorkload(lab(), 3);
     expect(JSON.stringify(generateWorkload(lab(), 3))).toBe(JSON.stringify(w1));
-    const results = POLICIES.map((policy) => simulate({ scenario: lab(), policy, seed: 3 }).metrics);
+    const results = [];
+    for (const policy of POLICIES)
+      results.push((await simulate({ scenario: lab(), policy, seed: 3 })).metrics);
     const calls = w1.reduce((n, d) => n + d.turns.reduce((k, t) => k + t.calls.length, 0), 0);
     for (const m of results) {
       expect(m.calls).toBe(calls);
@@ -90,9 +92,9 @@ describe("simulate", () => {
     }
   });
 
-  it("baselines send the preferred model only and never refuse a model that fits", () => {
+  it("baselines send the preferred model only and never refuse a model that fits", async () => {
     for (const policy of POLICIES.filter((p) => !runsPlanner(p))) {
-      const r = simulate({ scenario: homelab(), policy, seed: 2, record: true });
+      const r = await simulate({ scenario: homelab(), policy, seed: 2, record: true });
       expect(r.metrics.stand_asides).toEqual({
         "gpu-busy": 0,
         "model-too-large": 0,
@@ -104,8 +106,8 @@ describe("simulate", () => {
     }
   });
 
-  it("the static binder partitions the homelab: 32b on the 5090, 14b and 8b on the 4090", () => {
-    const r = simulate({ scenario: homelab(), policy: "static", seed: 1, record: true });
+  it("the static binder partitions the homelab: 32b on the 5090, 14b and 8b on the 4090", async () => {
+    const r = await simulate({ scenario: homelab(), policy: "static", seed: 1, record: true });
     const where = new Map<string, Set<string>>();
     for (const c of r.calls!) {
       if (c.outcome !== "done") continue;
@@ -118,10 +120,10 @@ describe("simulate", () => {
     expect([...where.get("qwen3:8b")!]).toEqual(["rtx-4090"]);
   });
 
-  it("waits for memory, retries on state changes, and stands aside at the wait limit", () => {
+  it("waits for memory, retries on state changes, and stands aside at the wait limit", async () => {
     // One card that holds one of two models at a time: a call for the other waits for memory
     // while the first is busy (live work is never evicted), then unloads it once it is idle.
-    const patient = simulate({ scenario: twoModelsOneCard(), policy: "ours", seed: 1, record: true });
+    const patient = await simulate({ scenario: twoModelsOneCard(), policy: "ours", seed: 1, record: true });
     const waited = patient.decisions!.filter((d) => d.kind === "wait-for-memory");
     expect(waited.length).toBeGreaterThan(0);
     const waiting = new Set(waited.map((d) => d.callId));
@@ -143,17 +145,17 @@ describe("simulate", () => {
     expect(patient.metrics.dropped).toBeGreaterThanOrEqual(0);
     expect(patient.metrics.completed + patient.metrics.dropped + stood.length).toBe(patient.metrics.calls);
 
-    const hasty = simulate({ scenario: twoModelsOneCard(), policy: "ours", seed: 1, waitLimitS: 1 });
+    const hasty = await simulate({ scenario: twoModelsOneCard(), policy: "ours", seed: 1, waitLimitS: 1 });
     expect(hasty.metrics.stand_asides["gpu-busy"]).toBeGreaterThan(patient.metrics.stand_asides["gpu-busy"]);
     expect(hasty.metrics.dropped).toBeGreaterThan(0);
   });
 
-  it("refuses a model no card can hold as model-too-large, for ours and the baselines alike", () => {
+  it("refuses a model no card can hold as model-too-large, for ours and the baselines alike", async () => {
     const sc = twoModelsOneCard();
     sc.models.push({ name: "huge:70b", footprintMiB: 50_000, serviceMeanS: 30 });
     sc.agents[0]!.candidates = [{ model: "huge:70b", score: 90 }];
     for (const policy of ["ours", "round-robin"] as const) {
-      const r = simulate({ scenario: sc, policy, seed: 1 });
+      const r = await simulate({ scenario: sc, policy, seed: 1 });
       expect(r.metrics.stand_asides["model-too-large"], policy).toBeGreaterThan(0);
     }
   });

@@ -8,7 +8,7 @@ import { World } from "./world.js";
 
 export * from "./types.js";
 
-export function simulate(opts: SimOptions): SimResult {
+export async function simulate(opts: SimOptions): Promise<SimResult> {
   const world = new World(opts);
   const policy = runsPlanner(opts.policy) ? new OursPolicy(world) : new BaselinePolicy(world, opts.policy);
   return world.run(policy);

@@ -18,7 +18,7 @@ export class EventLoop {
   private heap: Entry[] = [];
   private seq = 0;
   private t = 0;
-  private afterEach: (() => void) | undefined;
+  private afterEach: (() => void | Promise<void>) | undefined;
   /** Events run so far. */
   processed = 0;
 
@@ -38,8 +38,11 @@ export class EventLoop {
     };
   }
 
-  /** Called after every event (the simulation settles state changes there). */
-  onAfterEach(fn: () => void): void {
+  /**
+   * Called after every event (the simulation settles state changes there); the loop awaits it,
+   * so asynchronous work an event started (the call loop's) finishes before time moves on.
+   */
+  onAfterEach(fn: () => void | Promise<void>): void {
     this.afterEach = fn;
   }
 
@@ -47,7 +50,7 @@ export class EventLoop {
    * Runs every event due up to virtual time `until` (ms; default: until none is pending). With
    * a finite `until` the clock then stands at `until`, like a clock that has run that long.
    */
-  run(until = Number.POSITIVE_INFINITY): void {
+  async run(until = Number.POSITIVE_INFINITY): Promise<void> {
     for (;;) {
       const top = this.heap[0];
       if (top === undefined || top.at > until) break;
@@ -56,7 +59,8 @@ export class EventLoop {
       this.t = top.at;
       this.processed++;
       top.fn();
-      this.afterEach?.();
+      const after = this.afterEach?.();
+      if (after !== undefined) await after;
     }
     if (Number.isFinite(until)) this.t = Math.max(this.t, until);
   }

@@ -27,7 +27,7 @@ function runM(e: SimFixedEngine, done: (r: JobResult) => void = () => undefined,
 }
 
 describe("SimFixedEngine", () => {
-  it("runs a request alone at full speed, and two together each slower (the batch shares the GPU)", () => {
+  it("runs a request alone at full speed, and two together each slower (the batch shares the GPU)", async () => {
     const loop = new EventLoop();
     const e = engine(loop);
     const done: number[] = [];
@@ -41,7 +41,7 @@ describe("SimFixedEngine", () => {
     expect(done.slice(1)).toEqual([2500, 2500]);
   });
 
-  it("queues past its slots, and when the KV cache is full", () => {
+  it("queues past its slots, and when the KV cache is full", async () => {
     const loop = new EventLoop();
     const e = engine(loop, { slots: 2, slowdown: 0 });
     const results: JobResult[] = [];
@@ -57,7 +57,7 @@ describe("SimFixedEngine", () => {
     expect([kv.active, kv.queued, kv.kvUsage]).toEqual([1, 1, 0.6]);
   });
 
-  it("fails a model it does not serve (it loads nothing)", () => {
+  it("fails a model it does not serve (it loads nothing)", async () => {
     const loop = new EventLoop();
     const e = engine(loop);
     let failed = "";
@@ -76,8 +76,8 @@ describe("SimFixedEngine", () => {
 describe("the mixed scenario", () => {
   it.each(POLICIES)(
     "%s: runs every call, the engine's model only on the engine, nothing loaded there",
-    (policy) => {
-      const r = simulate({ scenario: mixed(), policy, seed: 1, record: true, measure: false });
+    async (policy) => {
+      const r = await simulate({ scenario: mixed(), policy, seed: 1, record: true, measure: false });
       const done = (r.calls ?? []).filter((c) => c.outcome === "done");
       expect(done.length).toBeGreaterThan(0);
       for (const c of done) {
@@ -89,8 +89,8 @@ describe("the mixed scenario", () => {
     },
   );
 
-  it("ours: a call goes to the engine only when a candidate names its model", () => {
-    const r = simulate({ scenario: mixed(), policy: "ours", seed: 1, record: true, measure: false });
+  it("ours: a call goes to the engine only when a candidate names its model", async () => {
+    const r = await simulate({ scenario: mixed(), policy: "ours", seed: 1, record: true, measure: false });
     const names = new Map(mixed().agents.map((a) => [a.id, a.candidates.map((c) => c.model)]));
     for (const d of r.decisions ?? []) {
       if (d.kind !== "claim") continue;

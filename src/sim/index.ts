@@ -1,6 +1,6 @@
 // The scheduling-quality simulation (docs/benchmarks.md `sim`): virtual time, seeded traffic,
-// the same src/core decisions as the sidecar, and a simulated Ollama that is the emulator's own
-// scheduler model. Pure: no wall clock except the measured decision cost.
+// the sidecar's own call loop (src/scheduler) for its policies, and a simulated Ollama that is
+// the emulator's own scheduler model. No wall clock except the measured decision cost.
 
 export type { SnapshotIndex } from "../core/index.js";
 export { Rng } from "../prng/index.js";

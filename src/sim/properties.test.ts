@@ -9,16 +9,19 @@ import { CALL_SHAPE, homelab, lab, type Scenario } from "./scenarios.js";
 // weighted cost). Where they differ by design, each test says so.
 const PLANNERS = ["ours", "kubemoot"] as const;
 type Planner = (typeof PLANNERS)[number];
-const homelabRuns = (policy: Planner): SimResult[] =>
-  [1, 2, 3].map((seed) => simulate({ scenario: homelab(), policy, seed, record: true, measure: false }));
-const runsBy = new Map(PLANNERS.map((p) => [p, homelabRuns(p)]));
-const labBy = new Map(
-  PLANNERS.map((policy) => [
-    policy,
-    simulate({ scenario: lab(), policy, seed: 2, record: true, measure: false }),
-  ]),
-);
-const roundRobin = simulate({
+async function homelabRuns(policy: Planner): Promise<SimResult[]> {
+  const runs: SimResult[] = [];
+  for (const seed of [1, 2, 3])
+    runs.push(await simulate({ scenario: homelab(), policy, seed, record: true, measure: false }));
+  return runs;
+}
+const runsBy = new Map<Planner, SimResult[]>();
+const labBy = new Map<Planner, SimResult>();
+for (const p of PLANNERS) {
+  runsBy.set(p, await homelabRuns(p));
+  labBy.set(p, await simulate({ scenario: lab(), policy: p, seed: 2, record: true, measure: false }));
+}
+const roundRobin = await simulate({
   scenario: homelab(),
   policy: "round-robin",
   seed: 1,
@@ -57,7 +60,7 @@ for (const planner of PLANNERS) {
   const runs = runsBy.get(planner)!;
   const labRun = labBy.get(planner)!;
   describe(`${planner}: placement properties over the homelab (docs/rules/placement.md §4)`, () => {
-    it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", () => {
+    it("warm reuse nearly always wins: a free warm slot is always taken, and few calls ever load", async () => {
       for (const r of runs) {
         const w = warmReuse(r);
         expect(w.opportunities).toBeGreaterThan(100);
@@ -68,7 +71,7 @@ for (const planner of PLANNERS) {
       expect(warmReuse(roundRobin).warmCallFraction).toBeLessThan(0.9);
     });
 
-    it("live work is never evicted, by our planned unloads or by Ollama", () => {
+    it("live work is never evicted, by our planned unloads or by Ollama", async () => {
       for (const r of [...runs, labRun]) {
         const l = liveWorkEvictions(r);
         expect(l.plannedOnLive).toEqual([]);
@@ -76,7 +79,7 @@ for (const planner of PLANNERS) {
       }
     });
 
-    it("cold loads land on free room: within budget, and Ollama never has to evict on its own", () => {
+    it("cold loads land on free room: within budget, and Ollama never has to evict on its own", async () => {
       for (const r of runs) {
         const c = coldLoadsOnFreeRoom(r);
         expect(c.cold).toBeGreaterThan(0);
@@ -90,7 +93,7 @@ for (const planner of PLANNERS) {
       expect(coldLoadsOnFreeRoom(roundRobin).ollamaEvictions.length).toBeGreaterThan(50);
     });
 
-    it("distinct models partition across cards, each concentrated on its home", () => {
+    it("distinct models partition across cards, each concentrated on its home", async () => {
       for (const r of runs) {
         const h = new Map(homes(r).map((x) => [x.model, x]));
         expect(h.get("qwen3:32b")).toMatchObject({ provider: "rtx-5090", share: 1 });
@@ -113,10 +116,10 @@ for (const planner of PLANNERS) {
       expect(rr.get("qwen3:8b")!).toBeLessThan(0.6);
     });
 
-    it("a busy warm copy is preferred to a second copy until its queue is genuinely long", () => {
+    it("a busy warm copy is preferred to a second copy until its queue is genuinely long", async () => {
       // Small bursts (at most three calls at once): one copy serves nearly everything, queueing
       // included — at the engine for the weighted cost, in the sidecar for the time policy.
-      const light = simulate({
+      const light = await simulate({
         scenario: oneHotModel(3, 30),
         policy: planner,
         seed: 1,
@@ -136,7 +139,7 @@ for (const planner of PLANNERS) {
         // and the copies it loads pay: calls finish sooner on average than under the weighted
         // cost, which queues them all at the one copy.
         for (const s of secondCopies(light)) expect(s.queuePerSlot).toBeGreaterThanOrEqual(1);
-        const weighted = simulate({
+        const weighted = await simulate({
           scenario: oneHotModel(3, 30),
           policy: "kubemoot",
           seed: 1,
@@ -155,7 +158,7 @@ for (const planner of PLANNERS) {
       }
       // Bursts of about six calls: a second copy appears, and only once the first had a real queue.
       for (const seed of [1, 2]) {
-        const heavy = simulate({
+        const heavy = await simulate({
           scenario: oneHotModel(12, 90),
           policy: planner,
           seed,

@@ -52,6 +52,11 @@ export class Recorder {
     return out;
   }
 
+  /** A decision the scheduler measured itself (ms of indexing and planning). */
+  decided(ms: number): void {
+    if (this.measure) this.decisionUs.push(ms * 1000);
+  }
+
   standAside(reason: RefusalReason): void {
     this.standAsides[reason]++;
   }

@@ -1,13 +1,6 @@
 // The simulation's types: its options, the records it keeps and the metrics it reports, and the
 // state of a call and of an agent's turn as the world and the policies share them.
-import type {
-  Candidate,
-  Decision,
-  PlannerOptions,
-  PlanRequest,
-  RefusalReason,
-  SnapshotIndex,
-} from "../core/index.js";
+import type { Candidate, Decision, PlannerOptions, RefusalReason } from "../core/index.js";
 import type { UnloadCause } from "./ollama.js";
 import type { Scenario, ScenarioAgent } from "./scenarios.js";
 import type { Discussion, Turn } from "./workload.js";
@@ -35,13 +28,8 @@ export interface SimOptions {
   scenario: Scenario;
   policy: PolicyName;
   seed: number;
-  /** Planner knobs for experiments (cost weights, default call time, ...). */
+  /** Planner knobs for experiments (cost weights, default call time, ...), beyond the sidecar's config. */
   planner?: Partial<PlannerOptions>;
-  /**
-   * Extra cost terms for experiments (CrewSchedulingPolicy-style biases), built per decision
-   * from the indexed snapshot so that a term can read the state (e.g. a provider's tickets).
-   */
-  costBias?: (ix: SnapshotIndex) => PlanRequest["costBias"];
   /** Publisher probe interval (ms); 0 publishes every change at once. Default 10 000. */
   probeIntervalMs?: number;
   /** Lifetime of a residency overlay after its last write (ms); default 10 min (bucket TTL). */
@@ -51,11 +39,6 @@ export interface SimOptions {
    * (the overlay then only bridges the gap until the publisher has seen the load).
    */
   overlaySupersededByProbe?: boolean;
-  /**
-   * Publish each model's footprint as its declared `Model.spec.vramMib` (default true). Without
-   * it, a model never seen loaded is sized from its on-disk size × 1.2 (docs/rules/placement.md §2).
-   */
-  declareVram?: boolean;
   /** OLLAMA_MAX_LOADED_MODELS of every GPU (0 = unlimited); default 3, Ollama's per-GPU default. */
   maxLoadedModels?: number;
   /**
@@ -204,10 +187,6 @@ export interface CallState {
   index: number;
   arrivalMs: number;
   record: CallRecord;
-  /** Ours: when the current wait began (undefined while not waiting). */
-  waitingSince?: number;
-  waitModel?: string;
-  deadline?: { cancel(): void };
 }
 
 export interface TurnState {

@@ -23,8 +23,10 @@ export interface SimPolicy {
   dispatch(call: CallState): void;
   /** A GPU's runners changed. */
   gpuChanged(g: SimOllama): void;
-  /** After every event of the loop. */
-  afterEvent(): void;
+  /** After every event of the loop; the loop waits for it. */
+  afterEvent(): void | Promise<void>;
+  /** After the run: throws what went wrong inside the policy, if anything did. */
+  finish?(): void;
   /** The policy's live tickets for a model on a provider (for unload records). */
   liveTickets(provider: string, model: string): number;
 }
@@ -120,7 +122,7 @@ export class World {
     return this.outstanding > 0;
   }
 
-  run(policy: SimPolicy) {
+  async run(policy: SimPolicy) {
     this.policy = policy;
     const work = generateWorkload(this.sc, this.o.seed);
     this.outstanding = work.length;
@@ -134,7 +136,8 @@ export class World {
     policy.start();
     // Runs until every call has finished (a safety horizon guards against a run that never drains).
     const horizon = this.sc.arrivalWindowS * 1000 * 50;
-    this.loop.run(horizon);
+    await this.loop.run(horizon);
+    policy.finish?.();
     return this.recorder.result(
       this.sc.name,
       this.o.policy,

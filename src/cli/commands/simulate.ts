@@ -40,11 +40,11 @@ export const command: Command = {
   run: async (flags) => {
     const o = readFlags(flags);
     const scenario = scenarioByName(o.scenario);
-    const rows: SimMetrics[] = o.policies.map(
-      (policy) =>
-        simulate({ scenario: structuredClone(scenario), policy, seed: o.seed, probeIntervalMs: o.probeMs })
-          .metrics,
-    );
+    const rows: SimMetrics[] = [];
+    for (const policy of o.policies) {
+      const run = { scenario: structuredClone(scenario), policy, seed: o.seed, probeIntervalMs: o.probeMs };
+      rows.push((await simulate(run)).metrics);
+    }
     if (o.output === "json") {
       const body = rows.length === 1 ? rows[0] : rows;
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);

@@ -1,363 +1,233 @@
-// Ours: the sidecar's loop over the very same src/core decisions. Each call builds a
-// PlacementSnapshot from the simulated shared state (./shared-state.ts), plans, and follows
-// core's call policy: a claim starts the call at the chosen GPU (planned victims are unloaded
-// first); a waitable refusal makes the agent wait and retry on the next state change (a ticket
-// claimed or released, an overlay written, a probe that saw something new), up to the wait
-// limit, then stand aside; anything else stands aside at once.
+// Ours: the production call loop (src/scheduler) in virtual time. Every agent has its own
+// sidecar's Scheduler, configured by the same KUBEMOOT_* variables a sidecar is, over its own
+// SchedulerStore of one simulated shared state (./shared-state.ts); each call goes through
+// Scheduler.acquire (place, wait on state changes, replan, claim, unload the planned victims)
+// exactly as a proxied call does, runs on the GPU it was placed on, and is released with what
+// the engine reported, as the proxy releases it. The operator's publisher probes the GPUs
+// (./sim-publisher.ts). After every event the loop lets the schedulers' work settle, then
+// delivers the state's changes to the waiting calls, as the watches would.
 //
-// Not modelled: planning at selection (Commit's held plans and pre-loads), the triage phase
-// and cannot-wait static fallbacks, engine failures, prompts longer than a context (every
-// scenario's prompts fit), and compute shared between two runners on one card (as in the
-// emulator, each loaded model serves its own slots at full speed).
+// Not modelled: planning at selection (the agents publish their intents and selections, as
+// Commit does, but hold no plan and pre-load nothing), the triage phase and cannot-wait static
+// fallbacks, engine failures, prompts longer than a context (every scenario's prompts fit), and
+// compute shared between two runners on one card (as in the emulator, each loaded model serves
+// its own slots at full speed).
+import { GPU_WAIT_LIMIT_S } from "../../core/index.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import {
-  afterRefusal,
-  claimFits,
-  type Decision,
-  GPU_WAIT_LIMIT_S,
-  indexSnapshot,
-  type PlannerOptions,
-  type PlanRequest,
-  type ProviderState,
-  plan,
-  refusalOf,
-  type SnapshotIndex,
-} from "../../core/index.js";
-import type { JobResult } from "../../emulator/index.js";
+  type DecisionEvent,
+  type PlaceInput,
+  type ProviderOps,
+  Scheduler,
+  type SchedulerStore,
+  type SchedulerTimers,
+  schedulerConfigFromEnv,
+} from "../../scheduler/index.js";
 import { SimFixedEngine } from "../fixed-engine.js";
 import type { SimOllama } from "../ollama.js";
-import { type CallState, type CopyInfo, type DecisionRecord, EPOCH_MS, type TurnState } from "../types.js";
+import { type CallState, EPOCH_MS, type TurnState } from "../types.js";
 import type { SimPolicy, World } from "../world.js";
+import { decisionRecord } from "./decision-records.js";
 import { SharedStateModel } from "./shared-state.js";
+import { endpointOf, SimPublisher } from "./sim-publisher.js";
 
 /** Lifetime of a residency overlay after its last write (ms): the tickets bucket's TTL. */
 const OVERLAY_TTL_MS = 10 * 60_000;
-/** How often the publisher probes each GPU (ms). */
-const DEFAULT_PROBE_MS = 10_000;
+/** Deliveries of state changes after one event before the loop moves on (a bound, never reached). */
+const MAX_DELIVERIES = 64;
+/** A signal nobody aborts: simulated agents never hang up. */
+const NEVER = new AbortController().signal;
 
-interface Waiting {
-  since: number;
-  model: string;
-  deadline: { cancel(): void };
+/** Lets every promise the last event set going run to its next wait (there is no I/O here). */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+interface Sidecar {
+  scheduler: Scheduler;
+  store: SchedulerStore;
 }
 
 export class OursPolicy implements SimPolicy {
   private readonly state: SharedStateModel;
-  private readonly probeMs: number;
-  private readonly waitLimitMs: number;
-  private readonly waiting = new Map<CallState, Waiting>();
-  private readonly held = new Map<string, { ticketId: string; claimedAtMs: number }>();
-  private readonly plannerOptions: Partial<PlannerOptions>;
+  private readonly publisher: SimPublisher;
+  private readonly waitLimitS: number;
+  private readonly sidecars = new Map<string, Sidecar>();
+  /** The call each pending placement is for (the decision records name it). */
+  private readonly calls = new Map<PlaceInput, CallState>();
+  private readonly timers: SchedulerTimers;
+  private readonly ops: ProviderOps;
+  /** The first thing that went wrong inside an agent's call; the run fails with it. */
+  private failure: unknown;
 
   constructor(private readonly w: World) {
-    const o = w.o;
-    this.probeMs = o.probeIntervalMs ?? DEFAULT_PROBE_MS;
-    this.waitLimitMs = (o.waitLimitS ?? GPU_WAIT_LIMIT_S) * 1000;
-    const declared =
-      (o.declareVram ?? true) ? new Map(w.sc.models.map((m) => [m.name, m.footprintMiB])) : undefined;
-    this.state = new SharedStateModel(() => w.loop.now, o.overlayTtlMs ?? OVERLAY_TTL_MS, declared);
-    this.plannerOptions = { policy: o.policy === "kubemoot" ? "kubemoot" : "time", ...o.planner };
+    this.state = new SharedStateModel(w.loop, w.o.overlayTtlMs ?? OVERLAY_TTL_MS);
+    this.publisher = new SimPublisher(w, this.state);
+    this.waitLimitS = w.o.waitLimitS ?? GPU_WAIT_LIMIT_S;
+    const loop = w.loop;
+    this.timers = {
+      after: (ms, fn) => loop.at(loop.now + ms, fn),
+      sleep: (ms) => new Promise((resolve) => loop.at(loop.now + ms, resolve)),
+    };
+    this.ops = {
+      unload: async (endpoint, model) => this.unload(endpoint, model),
+      load: async () => {
+        throw new KubemootError(ErrorCode.Internal, "sim: pre-loads (Commit) are not modelled");
+      },
+    };
   }
 
   start(): void {
-    const all = this.w.providers;
-    all.forEach((g, i) => {
-      this.probe(g);
-      if (this.probeMs > 0) {
-        const phase = Math.round((this.probeMs * (i + 1)) / (all.length + 1));
-        this.scheduleProbe(g, phase);
-      }
-    });
+    this.publisher.start();
   }
 
   turnStarted(ts: TurnState): void {
-    this.state.putIntents(ts);
-    this.state.recordSelection(ts);
+    const { store } = this.sidecarOf(ts);
+    const models = ts.acceptable.map((c) => c.model);
+    this.guard(store.demand.putIntents(ts.agent.id, ts.discussion.id, models));
+    this.guard(store.demand.recordSelection(ts.agent.crew, ts.agent.id, models));
   }
 
   turnEnded(ts: TurnState): void {
-    this.state.clearIntents(ts);
+    this.guard(this.sidecarOf(ts).store.demand.clearThread(ts.discussion.id, ts.agent.id));
   }
 
   dispatch(call: CallState): void {
-    this.attempt(call, false);
+    this.guard(this.place(call));
   }
 
   gpuChanged(g: SimOllama): void {
-    if (this.probeMs === 0) this.probe(g);
+    this.publisher.changed(g);
   }
 
   liveTickets(provider: string, model: string): number {
     return this.state.liveTickets(provider, model);
   }
 
-  /** After every event: waiting agents retry when the shared state changed. */
-  afterEvent(): void {
-    if (!this.state.takeChanged()) return;
-    if (this.waiting.size === 0) return;
-    for (let pass = 0; pass < 64; pass++) {
-      let claimed = false;
-      for (const call of [...this.waiting.keys()]) {
-        if (!this.waiting.has(call)) continue;
-        if (this.attempt(call, false)) claimed = true;
-      }
-      if (!claimed || this.waiting.size === 0) break;
-    }
-    this.state.takeChanged();
+  async afterEvent(): Promise<void> {
+    await settle();
+    for (let n = 0; n < MAX_DELIVERIES && this.state.deliverChanges(); n++) await settle();
   }
 
-  /** One placement attempt for a call (its first, or a retry while it waits). */
-  private attempt(call: CallState, final: boolean): boolean {
-    const agent = call.turn.agent;
-    const snap = this.state.snapshot();
-    const health = this.state.healthOf(agent.id);
-    if (health !== undefined) snap.health = health;
-    const req: PlanRequest = {
-      candidates: agent.candidates,
-      tolerance: this.w.sc.tolerance,
-      promptTokens: call.turn.turn.calls[call.index]!.promptTokens,
-    };
-    const { ix, d } = this.w.recorder.timed(() => {
-      const ix = indexSnapshot(snap, this.plannerOptions);
-      const bias = this.w.o.costBias?.(ix);
-      if (bias !== undefined) req.costBias = bias;
-      return { ix, d: plan(ix, req) };
-    });
-    const rec = this.w.recorder.detailed ? this.decisionRecord(call, ix, d) : undefined;
+  finish(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
 
-    if (d.kind === "claim") {
-      const fits = claimFits(
-        this.state.provider(d.provider)!,
-        snap.tickets.filter((t) => t.provider === d.provider),
-        snap.residencies,
-        { modelName: d.model, modelFootprintMiB: d.footprintMiB, evicts: d.evicts },
-        EPOCH_MS + this.w.loop.now,
-      );
-      if (rec !== undefined) rec.claimFits = fits;
-      this.stopWaiting(call);
-      this.claim(call, d.provider, d.model, d.footprintMiB, d.cold || d.loading, d.evicts);
-      return true;
-    }
-    const refusal = refusalOf(d)!;
-    const next = afterRefusal(refusal, {
+  /** One call, as the proxy handles it: acquire a placement, run it there, release it. */
+  private async place(call: CallState): Promise<void> {
+    const sidecar = this.sidecarOf(call.turn);
+    const input: PlaceInput = {
+      agent: call.turn.agent.id,
+      threadId: call.turn.discussion.id,
       phase: "mulling",
+      candidates: [], // the sidecar's configured list, as the operator bound it
+      promptTokens: call.turn.turn.calls[call.index]!.promptTokens,
+      promptChars: 0,
+      maxOutputTokens: 0,
       cannotWait: false,
-      hasStaticBinding: false,
-      waitLimitS: this.waitLimitMs / 1000,
-    });
-    if (next !== "wait") {
-      this.stopWaiting(call);
-      this.w.standAside(call, refusal.reason);
-      return false;
-    }
-    const waiting = this.waiting.get(call);
-    if (waiting === undefined) {
-      const since = this.w.loop.now;
-      const model = refusal.model || agent.candidates[0]!.model;
-      this.state.putWait(model, agent.id);
-      const deadline = this.w.loop.at(since + this.waitLimitMs, () => {
-        if (this.waiting.has(call)) this.attempt(call, true);
-      });
-      this.waiting.set(call, { since, model, deadline });
-    } else if (final || this.w.loop.now >= waiting.since + this.waitLimitMs) {
-      this.stopWaiting(call);
-      this.w.standAside(call, "gpu-busy");
-    }
-    return false;
-  }
-
-  private stopWaiting(call: CallState): void {
-    const waiting = this.waiting.get(call);
-    if (waiting === undefined) return;
-    this.waiting.delete(call);
-    waiting.deadline.cancel();
-    this.state.clearWait(waiting.model, call.turn.agent.id);
-  }
-
-  private claim(
-    call: CallState,
-    provider: string,
-    model: string,
-    footprintMiB: number,
-    coldLoad: boolean,
-    evicts: Record<string, number>,
-  ): void {
-    const ticket = this.state.addTicket(call.turn.agent.id, provider, model, footprintMiB, coldLoad, evicts);
-    this.held.set(call.id, { ticketId: ticket.ticketId, claimedAtMs: this.w.loop.now });
-    const gpu = this.w.provider(provider)!;
-    // Claim first, then release: the victims go once the ticket holds the room.
-    for (const victim of Object.keys(evicts)) {
-      if (gpu instanceof SimFixedEngine)
-        throw new Error(`sim: an unload planned on ${provider}, a fixed-model engine`);
-      gpu.unload(victim);
-      this.state.dropOverlay(provider, victim);
-    }
-    this.w.runCall(call, gpu, model, (ok, r) => this.release(call, provider, model, footprintMiB, ok, r));
-  }
-
-  private release(
-    call: CallState,
-    provider: string,
-    model: string,
-    footprintMiB: number,
-    ok: boolean,
-    r: JobResult | undefined,
-  ): void {
-    const held = this.held.get(call.id);
-    if (held === undefined) return;
-    this.held.delete(call.id);
-    this.state.removeTicket(held.ticketId);
-    const agent = call.turn.agent.id;
-    // As the proxy reports it: the whole call, and the engine's load time within it.
-    const latencyMs = this.w.loop.now - held.claimedAtMs;
-    const loadMs = r?.loadMs ?? 0;
-    this.state.learn(agent, provider, {
-      model,
-      outcome: ok ? "succeeded" : "failed",
-      latencyMs,
-      loadMs,
-      footprintMiB,
-      coldLoad: r?.coldLoad ?? false,
-    });
-    if (ok) {
-      // The sidecar writes an overlay after a call that loaded; a fixed engine loads nothing.
-      if (!this.w.engineByName.has(provider)) this.state.writeOverlay(provider, model, footprintMiB);
-      this.state.recordUse(model, agent, Math.max(0, latencyMs - loadMs));
-    }
-  }
-
-  // ── the publisher ─────────────────────────────────────────────────────────────────────────
-
-  private scheduleProbe(g: SimOllama | SimFixedEngine, at: number): void {
-    this.w.loop.at(at, () => {
-      this.probe(g);
-      // Only while traffic remains: the run ends when the loop runs dry.
-      if (this.w.busy) this.scheduleProbe(g, this.w.loop.now + this.probeMs);
-    });
-  }
-
-  /**
-   * Probes a fixed-model engine's metrics and publishes its provider state as the contract reads
-   * (docs/rules/engines.md): what it serves, its slots, running and waiting requests, KV usage.
-   */
-  private probeEngine(e: SimFixedEngine): void {
-    const contexts: Record<string, number> = {};
-    for (const m of e.config.serves) contexts[m] = e.config.contextLength;
-    const state: ProviderState = {
-      name: e.name,
-      endpoint: `http://${e.name}:8000`,
-      engine: e.config.engine,
-      maxParallel: e.config.slots,
-      activeCount: e.active,
-      queueDepth: e.queued,
-      loadedModels: [...e.config.serves],
-      ready: true,
-      lastProbedAt: new Date(EPOCH_MS + this.w.loop.now).toISOString(),
-      totalVramMiB: e.config.vramMiB,
-      loadedModelFootprintsMiB: {},
-      availableModelFootprintsMiB: {},
-      contextLength: e.config.contextLength,
-      loadedModelContextLengths: contexts,
-      kvCacheUsage: e.kvUsage,
     };
-    this.state.publish(state, this.providerOrder(), false);
-  }
-
-  private providerOrder(): string[] {
-    return this.w.providers.map((x) => x.name);
-  }
-
-  /** Probes one GPU's /api/ps and publishes its provider state (as the operator would). */
-  private probe(g: SimOllama | SimFixedEngine): void {
-    if (g instanceof SimFixedEngine) {
-      this.probeEngine(g);
+    this.calls.set(input, call);
+    const got = await sidecar.scheduler.acquire(input, NEVER, this.waitLimitS);
+    this.calls.delete(input);
+    if (got.kind !== "placed") {
+      this.w.standAside(call, got.kind === "refused" ? got.refusal.reason : "gpu-busy");
       return;
     }
-    const loadedModels: string[] = [];
-    const footprints: Record<string, number> = {};
-    const contexts: Record<string, number> = {};
-    for (const r of g.ps()) {
-      loadedModels.push(r.model);
-      footprints[r.model] = r.footprintMiB;
-      contexts[r.model] = r.numCtx;
-    }
-    const available: Record<string, number> = {};
-    for (const [name, spec] of g.catalog) {
-      if (!(name in footprints)) available[name] = Math.ceil(spec.onDiskMiB);
-    }
-    const state: ProviderState = {
-      name: g.name,
-      endpoint: `http://${g.name}:11434`,
-      maxParallel: g.config.numParallel,
-      activeCount: 0,
-      queueDepth: 0,
-      loadedModels,
-      ready: true,
-      lastProbedAt: new Date(EPOCH_MS + this.w.loop.now).toISOString(),
-      totalVramMiB: g.config.vramMiB,
-      loadedModelFootprintsMiB: footprints,
-      availableModelFootprintsMiB: available,
-      contextLength: g.config.contextLength,
-      loadedModelContextLengths: contexts,
-    };
-    if (this.w.o.publishMaxLoadedModels ?? true) state.maxLoadedModels = g.config.maxLoadedModels;
-    this.state.publish(state, this.providerOrder(), this.w.o.overlaySupersededByProbe ?? false);
+    const p = got.placement;
+    const gpu = this.w.provider(p.provider);
+    if (gpu === undefined)
+      throw new KubemootError(ErrorCode.Internal, `sim: placed on ${p.provider}, not a GPU`);
+    const startedMs = this.w.loop.now;
+    const renewal = this.renewWhileRunning(sidecar.scheduler, p.ticketId);
+    this.w.runCall(call, gpu, p.model, (ok, r) => {
+      renewal.cancel();
+      // As the proxy reports it: the whole call, and the engine's load time within it.
+      const release = sidecar.scheduler.release({
+        ticketId: p.ticketId,
+        outcome: ok ? "succeeded" : "failed",
+        latencyMs: this.w.loop.now - startedMs,
+        promptTokens: 0,
+        promptChars: 0,
+        outputTokens: 0,
+        error: ok ? "" : "the engine failed the call",
+        loadMs: r?.loadMs ?? 0,
+      });
+      this.guard(release);
+    });
   }
 
-  // ── records ───────────────────────────────────────────────────────────────────────────────
-
-  private decisionRecord(call: CallState, ix: SnapshotIndex, d: Decision): DecisionRecord {
-    const agent = call.turn.agent;
-    const acceptable = call.turn.acceptable.map((c) => c.model);
-    const warmFreeSlot: CopyInfo[] = [];
-    for (const m of acceptable) {
-      for (const v of ix.warmAt.get(m) ?? []) {
-        if (v.ineligible !== undefined) continue;
-        const n = v.byModel.get(m)?.count ?? 0;
-        if (n < v.slots) warmFreeSlot.push({ provider: v.name, model: m, tickets: n, slots: v.slots });
-      }
-    }
-    const copyModel = d.kind === "claim" ? d.model : acceptable[0]!;
-    const copies: CopyInfo[] = [];
-    for (const v of ix.warmAt.get(copyModel) ?? []) {
-      if (v.ineligible !== undefined) continue;
-      copies.push({
-        provider: v.name,
-        model: copyModel,
-        tickets: v.byModel.get(copyModel)?.count ?? 0,
-        slots: v.slots,
-      });
-    }
-    const rec: DecisionRecord = {
-      atMs: this.w.loop.now,
-      callId: call.id,
-      agent: agent.id,
-      preferred: acceptable[0]!,
-      acceptable,
-      kind: d.kind,
-      evicts: {},
-      victimTickets: {},
-      warmFreeSlot,
-      copies,
+  /** Renews the call's ticket as the proxy does (every half lease) until the call ends. */
+  private renewWhileRunning(scheduler: Scheduler, ticketId: string): { cancel(): void } {
+    const everyMs = Math.max(1000, (scheduler.config.leaseS * 1000) / 2);
+    let timer = { cancel: () => {} };
+    const tick = () => {
+      this.guard(scheduler.renew(ticketId, 0));
+      timer = this.w.loop.at(this.w.loop.now + everyMs, tick);
     };
-    if (d.kind === "claim") {
-      const v = ix.byName.get(d.provider)!;
-      rec.step = d.step;
-      rec.provider = d.provider;
-      rec.model = d.model;
-      rec.cold = d.cold;
-      rec.loading = d.loading;
-      rec.evicts = { ...d.evicts };
-      for (const victim of Object.keys(d.evicts))
-        rec.victimTickets[victim] = v.byModel.get(victim)?.count ?? 0;
-      rec.target = {
-        usable: v.usable,
-        free: v.free,
-        committed: v.residentSum + v.loadingSum - v.credit,
-        footprint: d.footprintMiB,
-        active: v.active,
-      };
+    timer = this.w.loop.at(this.w.loop.now + everyMs, tick);
+    return { cancel: () => timer.cancel() };
+  }
+
+  /** The agent's sidecar: its scheduler, configured as the operator binds it, and its store. */
+  private sidecarOf(ts: TurnState): Sidecar {
+    const agent = ts.agent;
+    const known = this.sidecars.get(agent.id);
+    if (known !== undefined) return known;
+    const policy = this.w.o.policy === "kubemoot" ? "kubemoot" : "time";
+    // The binder's list, each model with its declared VRAM (Model.spec.vramMib), as the operator writes it.
+    const candidates = agent.candidates.map((c) => {
+      const vramMib = this.w.models.get(c.model)?.footprintMiB;
+      return vramMib !== undefined ? { ...c, vramMib } : c;
+    });
+    const env = {
+      KUBEMOOT_MODEL_CANDIDATES_MULLING: JSON.stringify(candidates),
+      KUBEMOOT_MODEL_CANDIDATE_TOLERANCE: String(this.w.sc.tolerance),
+      KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS: String(this.waitLimitS),
+      KUBEMOOT_POLICY: policy,
+    };
+    const store = this.state.storeFor(agent.id);
+    const scheduler = new Scheduler({
+      state: store,
+      config: schedulerConfigFromEnv(env, agent.id),
+      ops: this.ops,
+      now: () => EPOCH_MS + this.w.loop.now,
+      timers: this.timers,
+      ...(this.w.o.planner !== undefined ? { plannerOverrides: this.w.o.planner } : {}),
+      hooks: { onDecision: (e) => this.recordDecision(e) },
+    });
+    const sidecar = { scheduler, store };
+    this.sidecars.set(agent.id, sidecar);
+    return sidecar;
+  }
+
+  private recordDecision(e: DecisionEvent): void {
+    const rec = this.w.recorder;
+    rec.decided(e.decideMs);
+    const call = this.calls.get(e.input);
+    if (rec.detailed && call !== undefined) {
+      rec.decisions.push(decisionRecord(this.w.loop.now, call, e.snapshot, e.index, e.decision));
     }
-    this.w.recorder.decisions.push(rec);
-    return rec;
+  }
+
+  /** The sidecar's unload of a planned victim (POST /api/generate keep_alive 0). */
+  private unload(endpoint: string, model: string): void {
+    const gpu = this.w.providers.find((g) => endpointOf(g) === endpoint);
+    if (gpu === undefined) throw new KubemootError(ErrorCode.Internal, `sim: unload at ${endpoint}, no GPU`);
+    if (gpu instanceof SimFixedEngine) {
+      // A fixed-model engine is never planned to unload: the run fails with this, not a swallowed error.
+      this.failure ??= new KubemootError(
+        ErrorCode.Internal,
+        `sim: an unload planned on ${gpu.name}, a fixed-model engine`,
+      );
+      throw this.failure;
+    }
+    gpu.unload(model);
+  }
+
+  /** Work started from a synchronous event: whatever it throws fails the run at its end. */
+  private guard(p: Promise<unknown>): void {
+    p.catch((err: unknown) => {
+      this.failure ??= err;
+    });
   }
 }
