@@ -23,6 +23,18 @@ describe("candidate list parsing never throws", () => {
     expect(r.candidates).toEqual([]);
     expect(r.reason).toMatch(reason);
   });
+  it("keeps a declared vramMib, and drops one that is not a positive number (not the item)", () => {
+    const r = parseCandidates(
+      '[{"model":"a","score":1,"vramMib":21000},{"model":"b","score":1,"vramMib":0},{"model":"c","score":1,"vramMib":"9"}]',
+    );
+    expect(r).toEqual({
+      candidates: [
+        { model: "a", score: 1, vramMib: 21000 },
+        { model: "b", score: 1 },
+        { model: "c", score: 1 },
+      ],
+    });
+  });
   it("skips invalid and duplicate items and says so", () => {
     const r = parseCandidates(
       '[{"model":"a","score":1},{"model":"","score":2},{"score":3},{"model":"b","score":"x"},null,{"model":"a","score":9}]',
