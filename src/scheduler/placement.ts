@@ -1,4 +1,4 @@
-// Placement: read the shared state into the core's snapshot, let the core decide, claim the
+// Placement: read the shared state into the core's snapshot, let the core decide, reserve the
 // decided ticket (claim first, then unload its planned victims), and turn anything that is
 // not a claim into the refusal Place answers — or a cannot-wait call's static fallback.
 import { randomUUID } from "node:crypto";
@@ -112,8 +112,11 @@ export class Placement {
     return this.index(await this.read());
   }
 
-  /** Claims the decision's ticket; on success unloads planned victims. Undefined = lost. */
-  async claim(
+  /**
+   * Reserves what the decision chose: claims its ticket (the state layer's atomic claim), then
+   * unloads its planned victims, and records the call in the ledger. Undefined = the claim lost.
+   */
+  async reserve(
     d: ClaimDecision,
     input: PlaceInput,
     tokens: number,

@@ -179,7 +179,7 @@ export class Scheduler {
       decideMs += performance.now() - t0;
       this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
       if (decision.kind !== "claim") break;
-      const placed = await this.placement.claim(decision, input, tokens, queueWaitMs, false);
+      const placed = await this.placement.reserve(decision, input, tokens, queueWaitMs, false);
       if (placed) outcome = { kind: "placed", placement: placed };
     }
     if (!outcome) {
@@ -298,7 +298,7 @@ export class Scheduler {
       maxOutputTokens: 0,
       cannotWait: false,
     };
-    const placement = await this.placement.claim(decision, base, tokens, 0, true);
+    const placement = await this.placement.reserve(decision, base, tokens, 0, true);
     if (!placement) return this.placement.refusalOutcome(undefined, candidates, tokens, base);
     this.held.hold(key, placement, this.cfg.heldPlanTtlMs, () => {
       void this.dropHeld(key);
