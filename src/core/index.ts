@@ -29,6 +29,7 @@ export {
   recordFailure,
   recordSuccess,
 } from "./circuit-breaker.js";
+export { type ClaimVerdict, type ClaimView, claimVerdict } from "./claim-verdict.js";
 export * from "./constants.js";
 export { anyCanHold, contextOf, holds, largestContext } from "./context-fit.js";
 export type { CostBreakdown, CostInput, CostWeights } from "./cost.js";

@@ -5,9 +5,10 @@
 // write it shows every write before it. Each side then judges itself again against what it had
 // not counted; of two claims that do not fit together, the later one always sees the earlier
 // and withdraws (both may withdraw, never neither).
+
+import { claimVerdict } from "../core/index.js";
 import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
 import { ticketLive } from "../core/vram.js";
-import { decideClaim } from "./claim-decision.js";
 import { guardFromMirror, unseenPending } from "./claim-guard.js";
 import type { TicketsMirror } from "./tickets-view.js";
 import { providerResidencies } from "./tickets-view.js";
@@ -66,7 +67,7 @@ export function warmStillFits(c: WarmCheck): boolean {
   // A load that plans to unload this model: the copy is on its way out.
   if (view.some((t) => Object.hasOwn(t.evicts ?? {}, ticket.modelName))) return false;
   const residencies: Residency[] = providerResidencies(mirror, provider);
-  const d = decideClaim({ state, tickets: view, residencies }, ticket, c.liveNowMs);
+  const d = claimVerdict({ state, tickets: view, residencies }, ticket, c.liveNowMs);
   if (!d.ok || d.coldLoad) return false;
   if (c.slots !== undefined && c.slots > 0) {
     let held = 0;
@@ -102,7 +103,7 @@ export function decisionStillFits(c: DecisionCheck | undefined, granted: readonl
   const view = [...c.base, ...missed];
   const residencies = providerResidencies(c.mirror, c.provider);
   return granted.map((t) => {
-    const ok = decideClaim({ state: c.state!, tickets: view, residencies }, t, c.liveNowMs).ok;
+    const ok = claimVerdict({ state: c.state!, tickets: view, residencies }, t, c.liveNowMs).ok;
     if (ok) view.push(t);
     return ok;
   });

@@ -5,30 +5,22 @@ import { performance } from "node:perf_hooks";
 import type { Ticket } from "../core/shapes.js";
 import { residentModels } from "../core/vram.js";
 import { warmStillFits } from "./claim-confirm.js";
+import type { FreshCopies } from "./claim-fresh.js";
+import { notFreshTogether } from "./claim-fresh.js";
 import { guardStateRevision } from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimResult, ClaimStats } from "./claim-types.js";
 import { encodeJson } from "./kv.js";
-import { stateUnavailable } from "./kv-errors.js";
 import type { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
 import { ticketKey } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
-
-export function notFreshTogether(): Error {
-  return stateUnavailable("could not read provider state and tickets fresh together");
-}
 
 /** What the warm path uses of its claim engine. */
 export interface WarmContext {
   readonly o: ClaimEngineOptions;
   readonly mine: OwnTickets;
   readonly refreshWaitMs: number;
-  /** Proves both copies current (see ClaimEngine). */
-  refresh(since: number): Promise<void>;
-  /** Whether both copies are still within the decision age now. */
-  freshEnough(): boolean;
-  /** Best effort: a tombstone keeps a ticket from ever being written. */
-  tombstone(t: Ticket): void;
+  readonly fresh: FreshCopies;
 }
 
 /**
@@ -38,7 +30,7 @@ export interface WarmContext {
  * by a fresh read (cold, converging on a load in flight, unknown provider): it then goes
  * through the guard.
  */
-export async function claimWarm(
+export async function writeWarmTicket(
   c: WarmContext,
   ticket: Ticket,
   leaseMs: number,
@@ -46,7 +38,7 @@ export async function claimWarm(
 ): Promise<ClaimResult | undefined> {
   const { mirror, providers } = c.o;
   for (let round = 0; ; round++) {
-    await c.refresh(Number.NEGATIVE_INFINITY);
+    await c.fresh.refresh(Number.NEGATIVE_INFINITY);
     // A decision on this provider read a newer state than ours (the model may be gone by
     // it): catch up before judging the model resident, or leave it to the guard.
     const newer = guardStateRevision(mirror, ticket.provider);
@@ -55,7 +47,7 @@ export async function claimWarm(
       continue;
     }
     // The decision below is synchronous: the age measured here is the age it decides on.
-    if (c.freshEnough()) break;
+    if (c.fresh.freshEnough()) break;
     if (round >= 20) throw notFreshTogether();
   }
   const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
@@ -98,7 +90,7 @@ export async function claimWarm(
     c.mine.revoke(key);
     // Unknown outcome: a tombstone keeps a late write from ever landing (it takes no room
     // either way, and its lease ends it).
-    c.tombstone(ticket);
+    c.o.tickets.delete(key).catch(() => undefined);
     throw err;
   }
   if (await warmConfirmed(c, ticket, written, slots))

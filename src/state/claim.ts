@@ -10,14 +10,15 @@
 // argues why no interleaving overcommits.
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { claimVerdict } from "../core/index.js";
 import type { Ticket } from "../core/shapes.js";
 import { budgetView } from "../core/vram.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { decisionStillFits } from "./claim-confirm.js";
-import { decideClaim } from "./claim-decision.js";
+import { FreshCopies, notFreshTogether } from "./claim-fresh.js";
 import { type Guard, guardValue, pickGuard, readGuard, unseenPending } from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
-import { claimWarm, notFreshTogether, type WarmContext } from "./claim-warm.js";
+import { type WarmContext, writeWarmTicket } from "./claim-warm.js";
 import { encodeJson } from "./kv.js";
 import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
@@ -49,11 +50,11 @@ export class ClaimEngine {
   private readonly helpWaitMs: number;
   private readonly refreshWaitMs: number;
   /**
-   * Age of the copies a decision may read (ms): three quarters of the bound, so that a process
-   * descheduled (or collecting garbage) between its check and its write still decides on state
-   * younger than the bound.
+   * The copies a decision reads, proven current within three quarters of the freshness bound,
+   * so that a process descheduled (or collecting garbage) between its check and its write still
+   * decides on state younger than the bound.
    */
-  private readonly decideAgeMs: number;
+  private readonly fresh: FreshCopies;
   /** Ids of tickets known to be written (recent ones, bounded). */
   private readonly written = new Set<string>();
   /** This process's own grants and releases the watched copy has not shown yet. */
@@ -65,20 +66,17 @@ export class ClaimEngine {
     this.jitterMs = o.jitterMs ?? 4;
     this.helpWaitMs = o.helpWaitMs ?? 20;
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
-    this.decideAgeMs = (o.freshnessMs * 3) / 4;
+    this.fresh = new FreshCopies(o, (o.freshnessMs * 3) / 4);
     this.mine = new OwnTickets(o.mirror);
-    this.warmContext = {
-      o,
-      mine: this.mine,
-      refreshWaitMs: this.refreshWaitMs,
-      refresh: (since) => this.refresh(since),
-      freshEnough: () => this.freshEnough(),
-      tombstone: (t) => this.tombstone(t),
-    };
+    this.warmContext = { o, mine: this.mine, refreshWaitMs: this.refreshWaitMs, fresh: this.fresh };
   }
 
-  /** Claims a ticket; resolves granted or refused, rejects with StateUnavailable when NATS is away. */
-  async claim(req: ClaimRequest): Promise<ClaimResult> {
+  /**
+   * Submits a claim: a warm one is written at once (claim-warm.ts), any other is queued for its
+   * provider's next guarded decision. Resolves granted or refused; rejects with StateUnavailable
+   * when NATS is away.
+   */
+  async submit(req: ClaimRequest): Promise<ClaimResult> {
     assertProviderName(req.provider);
     if (typeof req.model !== "string" || req.model === "") {
       throw new KubemootError(ErrorCode.InvalidArgument, "model: required", { field: "model" });
@@ -102,7 +100,7 @@ export class ClaimEngine {
       expiresAt: 0,
     };
     if (Object.keys(ticket.evicts).length === 0) {
-      const warm = await claimWarm(this.warmContext, ticket, leaseMs, req.slots);
+      const warm = await writeWarmTicket(this.warmContext, ticket, leaseMs, req.slots);
       if (warm !== undefined) return warm;
     }
     const releases = this.o.settleReleases?.();
@@ -186,7 +184,7 @@ export class ClaimEngine {
     // (they are written right after its guard) before we would write them ourselves.
     let waited = false;
     for (let round = 0; ; round++) {
-      await this.refresh(since);
+      await this.fresh.refresh(since);
       if (!waited) {
         waited = true;
         const g = pickGuard(mirror, provider, authoritative);
@@ -211,7 +209,7 @@ export class ClaimEngine {
         continue;
       }
       // The decision below is synchronous: the age measured here is the age it decides on.
-      if (this.freshEnough()) break;
+      if (this.fresh.freshEnough()) break;
       if (round >= 20) throw notFreshTogether();
     }
     const now = this.o.now();
@@ -260,7 +258,7 @@ export class ClaimEngine {
           continue;
         }
       }
-      const d = decideClaim({ state, tickets: view, residencies }, p.ticket, liveNow);
+      const d = claimVerdict({ state, tickets: view, residencies }, p.ticket, liveNow);
       if (!d.ok) {
         p.resolve({
           ok: false,
@@ -419,21 +417,6 @@ export class ClaimEngine {
   /** Best effort: a tombstone keeps an abandoned pending ticket from ever being written. */
   private tombstone(t: Ticket): void {
     this.o.tickets.delete(ticketKey(t.provider, t.ticketId)).catch(() => undefined);
-  }
-
-  /** Proves both copies current at most the decision age old (the tickets copy at or after `since`). */
-  private async refresh(since: number): Promise<void> {
-    const { mirror, providers } = this.o;
-    await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
-  }
-
-  /**
-   * Whether both copies are still within the decision age now. A caller checks it in the same
-   * synchronous run as its decision: any await in between would let the copies age unseen.
-   */
-  private freshEnough(): boolean {
-    const { mirror, providers } = this.o;
-    return performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs;
   }
 
   /** Jitter before a retry; claims that lost more often wait less, so old claims go first. */

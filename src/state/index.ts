@@ -6,7 +6,6 @@ export {
   PROVIDER_TICKETS_BUCKET,
 } from "./buckets.js";
 export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
-export { type ClaimView, decideClaim } from "./claim-decision.js";
 export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 export { LEASE_GRACE_MS, ticketLeaseFromEnv } from "./defaults.js";
 export type { DemandBoard, DemandSnapshot } from "./demand.js";

@@ -53,7 +53,7 @@ export class TicketBook {
    * while resident; refused when a victim has a live ticket). Atomic per provider (claim.ts).
    */
   claim(req: ClaimRequest): Promise<ClaimResult> {
-    return this.engine.claim(req);
+    return this.engine.submit(req);
   }
 
   /**

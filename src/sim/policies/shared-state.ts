@@ -6,6 +6,7 @@
 // decision, one at a time, so no interleaving of agents can spend the same room twice.
 import {
   bumpRate,
+  claimVerdict,
   type DemandEntry,
   INTENT_TTL_MS,
   type IntentEntry,
@@ -25,7 +26,6 @@ import {
   type ClaimRequest,
   type ClaimResult,
   type DemandSnapshot,
-  decideClaim,
   LEASE_GRACE_MS,
   type TicketRef,
 } from "../../state/index.js";
@@ -188,7 +188,7 @@ export class SharedStateModel {
       evicts: req.evicts ?? {},
       ...(req.leaseMs !== undefined ? { expiresAt: now + req.leaseMs } : {}),
     };
-    const d = decideClaim({ state, tickets: view, residencies }, ticket, liveNow);
+    const d = claimVerdict({ state, tickets: view, residencies }, ticket, liveNow);
     if (!d.ok) {
       return { ok: false, reason: d.reason, stats: NO_STATS, ...(d.victim ? { victim: d.victim } : {}) };
     }

@@ -3,8 +3,8 @@
 // it serves and refused for anything else (it cannot load).
 import { describe, expect, it } from "vitest";
 import { provider, T0, ticket } from "../../test/helpers/core-fixtures.js";
-import type { ProviderState } from "../core/shapes.js";
-import { decideClaim } from "./claim-decision.js";
+import { claimVerdict } from "./claim-verdict.js";
+import type { ProviderState } from "./shapes.js";
 
 const VL = "Qwen/Qwen3-8B";
 
@@ -31,7 +31,7 @@ describe("claims on a fixed-model engine", () => {
       tickets: [ticket("vllm-a", "old-model", { modelFootprintMiB: 9000 })],
       residencies: [],
     };
-    expect(decideClaim(view, claimOf(VL), T0)).toEqual({ ok: true, coldLoad: false });
+    expect(claimVerdict(view, claimOf(VL), T0)).toEqual({ ok: true, coldLoad: false });
   });
 
   it("are warm whatever its total says (unknown included)", () => {
@@ -40,17 +40,17 @@ describe("claims on a fixed-model engine", () => {
       tickets: [],
       residencies: [],
     };
-    expect(decideClaim(view, claimOf(VL), T0)).toEqual({ ok: true, coldLoad: false });
+    expect(claimVerdict(view, claimOf(VL), T0)).toEqual({ ok: true, coldLoad: false });
   });
 
   it("are refused for a model it does not serve, however much room its total shows", () => {
     const view = { state: vllm({ loadedModelFootprintsMiB: {} }), tickets: [], residencies: [] };
-    expect(decideClaim(view, claimOf("qwen3:8b", 5979), T0)).toEqual({ ok: false, reason: "no-room" });
+    expect(claimVerdict(view, claimOf("qwen3:8b", 5979), T0)).toEqual({ ok: false, reason: "no-room" });
   });
 
   it("leave Ollama cards to the budget as before", () => {
     const card = provider("gpu-a", { totalVramMiB: 24563, loadedModels: [] });
     const view = { state: card, tickets: [], residencies: [] };
-    expect(decideClaim(view, claimOf("qwen3:8b", 5979), T0)).toEqual({ ok: true, coldLoad: true });
+    expect(claimVerdict(view, claimOf("qwen3:8b", 5979), T0)).toEqual({ ok: true, coldLoad: true });
   });
 });

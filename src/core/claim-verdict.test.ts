@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ticket as fixtureTicket, T0 } from "../../test/helpers/core-fixtures.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
-import type { Ticket } from "../core/shapes.js";
-import { decideClaim } from "./claim-decision.js";
+import { claimVerdict } from "./claim-verdict.js";
+import type { Ticket } from "./shapes.js";
 
 const NOW = T0;
 const ALPHA = providerState("card", {
@@ -20,16 +20,16 @@ describe("deciding one claim", () => {
   it("refuses a resident model that a load in flight plans to unload, as a victim with work is refused", () => {
     const load = ticket("beta", { evicts: { alpha: 9000 }, coldLoad: true });
     const view = { state: ALPHA, tickets: [load], residencies: [] };
-    expect(decideClaim(view, ticket("alpha"), NOW)).toEqual({ ok: false, reason: "no-room" });
+    expect(claimVerdict(view, ticket("alpha"), NOW)).toEqual({ ok: false, reason: "no-room" });
     // The mirror image: the load is refused while the resident model has work.
-    expect(decideClaim({ state: ALPHA, tickets: [ticket("alpha")], residencies: [] }, load, NOW)).toEqual({
+    expect(claimVerdict({ state: ALPHA, tickets: [ticket("alpha")], residencies: [] }, load, NOW)).toEqual({
       ok: false,
       reason: "victim-busy",
       victim: "alpha",
     });
     // Once the unloading ticket's lease has passed, it plans nothing.
     const ended = { ...view, tickets: [{ ...load, expiresAt: NOW - 1 }] };
-    expect(decideClaim(ended, ticket("alpha"), NOW)).toEqual({ ok: true, coldLoad: false });
+    expect(claimVerdict(ended, ticket("alpha"), NOW)).toEqual({ ok: true, coldLoad: false });
   });
 
   // Found by the interleaving property (CI, seed 1318083151): a decision converged on a load
@@ -45,9 +45,9 @@ describe("deciding one claim", () => {
     const doomed = ticket("big", { ticketId: "big-plan", modelFootprintMiB: 12000, evicts: { idle: 6000 } });
     const view = { state: card, tickets: [warmIdle, doomed], residencies: [] };
     const converging = ticket("big", { ticketId: "big-2", modelFootprintMiB: 12000 });
-    expect(decideClaim(view, converging, NOW)).toEqual({ ok: false, reason: "no-room" });
+    expect(claimVerdict(view, converging, NOW)).toEqual({ ok: false, reason: "no-room" });
     // Without the warm ticket the plan stands, and a second call converges on its load.
-    expect(decideClaim({ ...view, tickets: [doomed] }, converging, NOW)).toEqual({
+    expect(claimVerdict({ ...view, tickets: [doomed] }, converging, NOW)).toEqual({
       ok: true,
       coldLoad: true,
     });
@@ -60,10 +60,10 @@ describe("deciding one claim", () => {
     const stale = ticket("idle", { ticketId: "idle-stale", modelFootprintMiB: 6000, coldLoad: false });
     const converging = ticket("big", { ticketId: "big-2", modelFootprintMiB: 12000 });
     const view = { state: empty, tickets: [load, stale], residencies: [] };
-    expect(decideClaim(view, converging, NOW)).toEqual({ ok: false, reason: "no-room" });
-    expect(decideClaim({ ...view, tickets: [load] }, converging, NOW)).toEqual({ ok: true, coldLoad: true });
+    expect(claimVerdict(view, converging, NOW)).toEqual({ ok: false, reason: "no-room" });
+    expect(claimVerdict({ ...view, tickets: [load] }, converging, NOW)).toEqual({ ok: true, coldLoad: true });
     // A bigger footprint for the same model counts at its own size.
     const bigger = ticket("big", { ticketId: "big-3", modelFootprintMiB: 15000 });
-    expect(decideClaim({ ...view, tickets: [load] }, bigger, NOW)).toEqual({ ok: false, reason: "no-room" });
+    expect(claimVerdict({ ...view, tickets: [load] }, bigger, NOW)).toEqual({ ok: false, reason: "no-room" });
   });
 });

@@ -1,9 +1,10 @@
-// The pure part of a claim: does one more ticket fit the provider's budget as the claim sees
-// it? The budget rule itself is core's claimFits (docs/rules/state.md §5); this
-// adds the eviction rule: a plan is refused when one of its victims picked up work.
-import { isFixedModelEngine } from "../core/engines.js";
-import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
-import { budgetView, claimFits, residentModels, ticketLive } from "../core/vram.js";
+// The verdict on one claim (docs/rules/state.md §5): does one more ticket fit the provider's
+// budget as the claim sees it? The budget rule itself is claimFits (./vram.ts); this adds the
+// eviction rule: a plan is refused when one of its victims picked up work. Pure, so the state
+// layer's claim protocol and the simulation's store judge claims by the very same rule.
+import { isFixedModelEngine } from "./engines.js";
+import type { ProviderState, Residency, Ticket } from "./shapes.js";
+import { budgetView, claimFits, residentModels, ticketLive } from "./vram.js";
 
 /** What a claim decides on: one provider's state and its live tickets and residencies. */
 export interface ClaimView {
@@ -12,19 +13,19 @@ export interface ClaimView {
   residencies: readonly Residency[];
 }
 
-export type ClaimDecision =
+export type ClaimVerdict =
   | { ok: true; coldLoad: boolean }
   | { ok: false; reason: "no-room" | "victim-busy"; victim?: string };
 
 /**
- * Decides one claim. `liveNowMs` is the instant leases are judged at (the store subtracts its
+ * Judges one claim. `liveNowMs` is the instant leases are judged at (the store subtracts its
  * lease grace from the clock). A claim whose model is resident is warm: it always fits.
  */
-export function decideClaim(
+export function claimVerdict(
   view: ClaimView,
   claim: Pick<Ticket, "modelName" | "modelFootprintMiB" | "evicts">,
   liveNowMs: number,
-): ClaimDecision {
+): ClaimVerdict {
   for (const victim of Object.keys(claim.evicts ?? {})) {
     const busy = view.tickets.some((t) => t.modelName === victim && ticketLive(t, liveNowMs));
     if (busy) return { ok: false, reason: "victim-busy", victim };
