@@ -1,6 +1,6 @@
 // The layout's rules, checked on the imports as written (test/layout/imports.ts reads them):
-// the folders of src/ and sidecar/ form no cycle, the placement core and the binder are pure,
-// and product code reaches neither tests nor benchmarks.
+// the folders of src/ and sidecar/ form no cycle, the placement core, the binder and the
+// settings registry are pure, and product code reaches neither tests nor benchmarks.
 import { describe, expect, it } from "vitest";
 import {
   cycles,
@@ -59,8 +59,18 @@ describe("the import graph of src/ and sidecar/", () => {
     expect(show(leaving("src/core", [])), "imports leaving src/core").toBe("");
   });
 
-  it("src/binding imports only itself, src/core and src/errors", () => {
-    expect(show(leaving("src/binding", ["src/core", "src/errors"])), "imports leaving src/binding").toBe("");
+  it("src/binding imports only itself, src/core, src/errors and src/settings", () => {
+    expect(
+      show(leaving("src/binding", ["src/core", "src/errors", "src/settings"])),
+      "imports leaving src/binding",
+    ).toBe("");
+  });
+
+  // The registry's names reach src/binding, so it must be as pure as the binder.
+  it("src/settings imports only itself, src/core and src/errors", () => {
+    expect(show(leaving("src/settings", ["src/core", "src/errors"])), "imports leaving src/settings").toBe(
+      "",
+    );
   });
 
   it("no product file imports from test/ or bench/", () => {
