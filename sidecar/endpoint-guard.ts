@@ -3,6 +3,7 @@
 // revision of the entry, and logged once per provider (again only if its endpoint changes).
 import type { Logger } from "pino";
 import { ALLOW_ALL_ENDPOINTS, type EndpointAllowlist } from "../src/net/index.js";
+import { SETTINGS } from "../src/settings/index.js";
 import type { ProviderStateFilter } from "../src/state/index.js";
 
 const MAX_TRACKED_KEYS = 4096;
@@ -22,7 +23,7 @@ export function endpointGuard(
   if (list.patterns.length === 0) {
     logger.warn(
       {},
-      "KUBEMOOT_PROVIDER_ENDPOINTS is empty: every endpoint a provider state names is trusted (any NATS writer can redirect calls)",
+      `${SETTINGS.providerEndpoints.name} is empty: every endpoint a provider state names is trusted (any NATS writer can redirect calls)`,
     );
     return { allowlist: list, filter: undefined };
   }
@@ -50,7 +51,7 @@ export function endpointGuard(
       logged.set(at.key, s.endpoint);
       logger.warn(
         { provider: at.key, endpoint: redact(s.endpoint), revision: at.revision },
-        "provider state rejected: endpoint not in KUBEMOOT_PROVIDER_ENDPOINTS",
+        `provider state rejected: endpoint not in ${SETTINGS.providerEndpoints.name}`,
       );
     }
     return false;

@@ -8,6 +8,7 @@ import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
 import type { SchedulerConfig } from "../src/scheduler/index.js";
 import { Scheduler } from "../src/scheduler/index.js";
+import { SETTINGS } from "../src/settings/index.js";
 import {
   agentHolderId,
   type KvStore,
@@ -84,7 +85,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     if (b && !guard.allowlist.allows(b.endpoint)) {
       log.warn(
         { model: b.model },
-        "static binding's endpoint is not in KUBEMOOT_PROVIDER_ENDPOINTS: never used",
+        `static binding's endpoint is not in ${SETTINGS.providerEndpoints.name}: never used`,
       );
     }
   }

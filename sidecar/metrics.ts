@@ -2,6 +2,7 @@
 // counters. One registry per sidecar so that tests can run several in one process.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { SchedulerHooks } from "../src/scheduler/index.js";
+import { SETTINGS } from "../src/settings/index.js";
 
 export interface SidecarMetrics {
   registry: Registry;
@@ -59,7 +60,7 @@ export function createSidecarMetrics(): SidecarMetrics {
   });
   const rejected = new Counter({
     name: "kubemoot_provider_rejected_total",
-    help: "Provider state entries left out of this sidecar's view, once per entry revision, by reason (endpoint: not in KUBEMOOT_PROVIDER_ENDPOINTS)",
+    help: `Provider state entries left out of this sidecar's view, once per entry revision, by reason (endpoint: not in ${SETTINGS.providerEndpoints.name})`,
     labelNames: ["reason"] as const,
     registers: [registry],
   });

@@ -5,6 +5,7 @@ import { OllamaClient } from "../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { ALLOW_ALL_ENDPOINTS, type EndpointAllowlist } from "../src/net/index.js";
 import type { ProviderOps } from "../src/scheduler/index.js";
+import { SETTINGS } from "../src/settings/index.js";
 
 /** ProviderOps over Ollama clients, one per endpoint. */
 export function ollamaOps(
@@ -15,7 +16,7 @@ export function ollamaOps(
     if (!allowlist.allows(endpoint)) {
       throw new KubemootError(
         ErrorCode.ProviderFailure,
-        "provider endpoint not in KUBEMOOT_PROVIDER_ENDPOINTS: no request sent",
+        `provider endpoint not in ${SETTINGS.providerEndpoints.name}: no request sent`,
         { field: "endpoint" },
       );
     }

@@ -4,6 +4,7 @@ import { invalidArgument } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { ListenerLimits } from "../../src/net/index.js";
 import type { Scheduler } from "../../src/scheduler/index.js";
+import { SETTINGS } from "../../src/settings/index.js";
 import type { ProxyReason } from "./http-errors.js";
 import type { NumCtxPolicy } from "./num-ctx.js";
 import type { Api } from "./validate.js";
@@ -101,7 +102,7 @@ export interface ProxyOptions {
 }
 
 export const DEFAULT_PROXY_PORT = 11434;
-export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = SETTINGS.proxyMaxBodyBytes.default;
 export const DEFAULT_TIMEOUT_MS = 120_000;
 export const DEFAULT_AGENT = "default/proxy";
 

@@ -3,15 +3,7 @@
 export { BOUND_PHASES, type BoundPhase, BUILTIN_ARCHETYPES, CONSENT_3 } from "./archetypes.js";
 export { bind, DEFAULT_CONCURRENCY_FACTOR, UNSCHEDULABLE_RETRY_MS } from "./bind.js";
 export { type DryRunAgent, type DryRunOutput, type DryRunPhase, toDryRun } from "./dry-run.js";
-export {
-  candidatesJson,
-  ENV_CANDIDATES_MULLING,
-  ENV_CANDIDATES_TRIAGE,
-  ENV_ENDPOINT,
-  ENV_MODEL,
-  ENV_TRIAGE_ENDPOINT,
-  ENV_TRIAGE_MODEL,
-} from "./env.js";
+export { candidatesJson } from "./env.js";
 export { CREW_LABEL } from "./policy.js";
 export { applyProviderStates } from "./provider-state.js";
 export { effectiveBias, latencyTerm, parseBias } from "./quality-bias.js";

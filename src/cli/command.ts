@@ -1,8 +1,11 @@
 // A tiny command framework over node:util parseArgs: each subcommand declares its flags with
-// a default, an optional environment variable and a description, and gets --help, env
-// fallback and clear validation messages for free.
+// a default, an optional environment variable and a description (those of a KUBEMOOT_*
+// variable come from the settings registry, ./setting-flags.ts), and the variables it reads
+// besides, and gets --help, env fallback and clear validation messages for free.
 import { parseArgs } from "node:util";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import { parseBoolean, parseNumber, type Setting } from "../settings/index.js";
+import type { SidecarHost } from "./host.js";
 
 export interface FlagSpec {
   type: "string" | "boolean";
@@ -10,6 +13,8 @@ export interface FlagSpec {
   default?: string | boolean;
   /** Environment variable read when the flag is absent. */
   env?: string;
+  /** A variable the flag wins over that the command reads itself (shown in --help only). */
+  overrides?: string;
   description: string;
   multiple?: boolean;
   /** Placeholder in --help, e.g. HOST:PORT. */
@@ -24,7 +29,10 @@ export interface Command {
   /** Extra paragraphs for --help. */
   details?: string;
   flags: Record<string, FlagSpec>;
-  run(flags: FlagValues, positionals: string[]): Promise<number>;
+  /** The settings the command reads besides its flags' variables (listed by --help). */
+  env?: readonly Setting[];
+  /** `host` starts the sidecar's processes (src/cli/host.ts). */
+  run(flags: FlagValues, positionals: string[], host: SidecarHost): Promise<number>;
 }
 
 export function renderHelp(cmd: Command): string {
@@ -38,8 +46,15 @@ export function renderHelp(cmd: Command): string {
     const extra: string[] = [];
     if (spec.default !== undefined && spec.default !== "") extra.push(`default ${String(spec.default)}`);
     if (spec.env) extra.push(`env ${spec.env}`);
+    if (spec.overrides) extra.push(`wins over ${spec.overrides}`);
     if (spec.multiple) extra.push("repeatable");
     lines.push(`${head.padEnd(34)} ${spec.description}${extra.length ? ` (${extra.join("; ")})` : ""}`);
+  }
+  if (cmd.env && cmd.env.length > 0) {
+    lines.push("", "Environment (besides the flags' variables):");
+    for (const s of cmd.env) {
+      lines.push(`  ${s.name}`, `      ${s.help}${s.defaultText ? ` (default ${s.defaultText})` : ""}`);
+    }
   }
   return lines.join("\n");
 }
@@ -74,16 +89,7 @@ export function parseFlags(
     const fromEnv = spec.env ? env[spec.env] : undefined;
     if (fromEnv !== undefined && fromEnv !== "") {
       if (spec.type === "boolean") {
-        if (!/^(1|0|true|false|yes|no)$/i.test(fromEnv)) {
-          throw new KubemootError(
-            ErrorCode.InvalidConfig,
-            `${spec.env}: expected true or false, got "${fromEnv}"`,
-            {
-              field: spec.env,
-            },
-          );
-        }
-        values[name] = /^(1|true|yes)$/i.test(fromEnv);
+        values[name] = parseBoolean(fromEnv, spec.env ?? name);
       } else {
         values[name] = spec.multiple ? fromEnv.split(",") : fromEnv;
       }
@@ -97,17 +103,7 @@ export function parseFlags(
 /** A numeric flag's value, validated: a clear InvalidConfig naming the flag when it is not a number ≥ min. */
 export function numberFlag(flags: FlagValues, name: string, min: number): number {
   const raw = flags[name];
-  const n = Number(raw);
-  if (typeof raw !== "string" || raw.trim() === "" || !Number.isFinite(n) || n < min) {
-    throw new KubemootError(
-      ErrorCode.InvalidConfig,
-      `--${name}: expected a number ≥ ${min}, got "${String(raw)}"`,
-      {
-        field: `--${name}`,
-      },
-    );
-  }
-  return n;
+  return parseNumber(typeof raw === "string" ? raw : "", `--${name}`, min);
 }
 
 /** Providers are probed no more often than this (ms): a tighter loop only burns CPU. */

@@ -1,7 +1,10 @@
+// The dispatcher of `kubemoot-scheduler <command>` (docs/design.md §2): the usage, --help, and
+// KubemootErrors as a message and exit status 2.
 import { KubemootError } from "../errors/index.js";
 import { redactSecrets } from "../log/index.js";
 import { parseFlags, renderHelp } from "./command.js";
 import { commandLoaders } from "./commands/index.js";
+import type { SidecarHost } from "./host.js";
 
 const USAGE = `Usage: kubemoot-scheduler <command> [flags]
 
@@ -18,7 +21,8 @@ Commands:
 
 Run 'kubemoot-scheduler <command> --help' for a command's flags.`;
 
-export async function main(argv: string[]): Promise<number> {
+/** Runs one command; `host` starts the sidecar's processes (bin/kubemoot-scheduler.js passes sidecar/'s). */
+export async function main(argv: string[], host: SidecarHost): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(`${USAGE}\n`);
@@ -36,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${renderHelp(cmd)}\n`);
       return 0;
     }
-    return await cmd.run(values, positionals);
+    return await cmd.run(values, positionals, host);
   } catch (err) {
     if (KubemootError.is(err)) {
       // A message may quote a flag's value (a URL with credentials): never print a secret.

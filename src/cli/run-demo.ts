@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import { startStandalone } from "../../sidecar/standalone.js";
 import {
   addResult,
   type CallResult,
@@ -28,6 +27,8 @@ import {
 } from "../demo/index.js";
 import { loadManifests } from "../operator/manifests/index.js";
 import { schedulerConfigFromEnv } from "../scheduler/index.js";
+import { SETTINGS } from "../settings/index.js";
+import type { LaunchedStandalone, SidecarHost } from "./host.js";
 
 export interface DemoOptions {
   /** Seconds; 0 = until stopped. */
@@ -43,18 +44,18 @@ export interface DemoOptions {
   logLevel?: string;
 }
 
-export async function runDemo(o: DemoOptions): Promise<number> {
+export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number> {
   const tty = o.out.isTTY === true;
   const logger = pino({ level: o.logLevel ?? "warn" }, pino.destination(2));
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubemoot-demo-"));
   const fleet = await startDemoFleet(o.speed, DEMO_FLEETS[o.fleet ?? "prod"]);
-  let standalone: Awaited<ReturnType<typeof startStandalone>> | undefined;
+  let standalone: LaunchedStandalone | undefined;
   let traffic: CrewTraffic | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
     const manifests = path.join(dir, "manifests");
     writeDemoManifests(manifests, fleet);
-    standalone = await startStandalone({
+    standalone = await host.startStandalone({
       manifests: [manifests],
       bindingsDir: path.join(dir, "bindings"),
       nats: "",
@@ -138,17 +139,14 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 }
 
 /** The crew's agents with their bound model and candidates, from the operator's last bind. */
-async function demoAgents(
-  manifests: string,
-  standalone: Awaited<ReturnType<typeof startStandalone>>,
-): Promise<DemoAgent[]> {
+async function demoAgents(manifests: string, standalone: LaunchedStandalone): Promise<DemoAgent[]> {
   const set = await loadManifests([manifests]);
   const roles = new Map(set.agents.map((a) => [`${a.namespace}/${a.name}`, a.spec.discussRole ?? ""]));
   const result = standalone.operator.reconciler.lastResult;
   if (!result) throw new Error("demo: the operator has not bound the crew");
   const out: DemoAgent[] = [];
   for (const a of result.bind.agents) {
-    const model = a.env.KUBEMOOT_MODEL_MODEL;
+    const model = a.env[SETTINGS.staticModel.name];
     if (!model) continue;
     out.push({ key: a.key, role: roles.get(a.key) ?? "", model, candidates: a.candidates.mulling });
   }

@@ -5,6 +5,7 @@
 // Node's own server options carry them wherever they exist.
 import type http from "node:http";
 import { invalidArgument } from "../errors/index.js";
+import { SETTINGS } from "../settings/index.js";
 
 export interface ListenerLimits {
   /** Concurrent connections per listener; connections beyond it are closed at once. */
@@ -19,12 +20,13 @@ export interface ListenerLimits {
   maxStreams: number;
 }
 
+/** The defaults of the settings that set these (KUBEMOOT_MAX_CONNECTIONS, …). */
 export const DEFAULT_LISTENER_LIMITS: Readonly<ListenerLimits> = {
-  maxConnections: 256,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  idleTimeoutMs: 65_000,
-  maxStreams: 256,
+  maxConnections: SETTINGS.maxConnections.default,
+  headersTimeoutMs: SETTINGS.headersTimeoutMs.default,
+  requestTimeoutMs: SETTINGS.requestTimeoutMs.default,
+  idleTimeoutMs: SETTINGS.idleTimeoutMs.default,
+  maxStreams: SETTINGS.maxStreams.default,
 };
 
 /** `given` over the defaults, validated (InvalidArgument naming the field). */

@@ -13,6 +13,7 @@ import {
   selectionPromptTokens,
 } from "../core/index.js";
 import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
+import { SETTINGS } from "../settings/index.js";
 import { holderAgent } from "../state/index.js";
 import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
 import type { SchedulerConfig } from "./config.js";
@@ -146,7 +147,7 @@ export class Scheduler {
     if (candidates.length === 0) {
       throw new KubemootError(
         ErrorCode.InvalidArgument,
-        `candidates: empty, and no KUBEMOOT_MODEL_CANDIDATES_${input.phase === "triage" ? "TRIAGE" : "MULLING"} is configured`,
+        `candidates: empty, and no ${(input.phase === "triage" ? SETTINGS.candidatesTriage : SETTINGS.candidatesMulling).name} is configured`,
         { field: "candidates" },
       );
     }

@@ -1,8 +1,7 @@
 // Defaults only the state layer uses, each named once. Those core (or the simulator) uses too —
 // the fresh-read bound, provider staleness, demand entry lifetimes, the ticket lease — live in
 // src/core/constants.ts, which state imports and core never the other way round.
-// The sidecar maps KUBEMOOT_* variables onto the matching options.
-import { ErrorCode, KubemootError } from "../errors/index.js";
+// The sidecar maps its settings (src/settings) onto the matching options.
 
 /**
  * Claims treat a ticket as gone only this long after its expiresAt, so that a Renew sent
@@ -18,23 +17,3 @@ export const CLAIM_MAX_ATTEMPTS = 64;
 export const TICKET_TOMBSTONE_KEEP_MS = 10_000;
 /** How long a read waits for a bucket's copy to catch up or come back (ms). */
 export const CATCH_UP_TIMEOUT_MS = 2000;
-
-/**
- * The ticket lease from KUBEMOOT_TICKET_LEASE_SECONDS (ms), or undefined when unset. Throws
- * InvalidConfig on a value that is not a positive number of seconds.
- */
-export function ticketLeaseFromEnv(
-  env: Record<string, string | undefined> = process.env,
-): number | undefined {
-  const raw = env.KUBEMOOT_TICKET_LEASE_SECONDS;
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0) {
-    throw new KubemootError(
-      ErrorCode.InvalidConfig,
-      `KUBEMOOT_TICKET_LEASE_SECONDS: "${raw}" is not a positive number of seconds`,
-      { field: "KUBEMOOT_TICKET_LEASE_SECONDS" },
-    );
-  }
-  return Math.round(s * 1000);
-}

@@ -7,7 +7,7 @@ export {
 } from "./buckets.js";
 export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
 export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
-export { LEASE_GRACE_MS, ticketLeaseFromEnv } from "./defaults.js";
+export { LEASE_GRACE_MS } from "./defaults.js";
 export type { DemandBoard, DemandSnapshot } from "./demand.js";
 export type {
   BucketSettings,

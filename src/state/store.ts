@@ -37,7 +37,7 @@ export interface StateStoreOptions {
   logger?: Logger;
   /** Bucket replicas in a NATS cluster (1, 3 or 5); default 1. Used when a bucket is created. */
   replicas?: number;
-  /** Ticket lease (ms); default 150 000 (KUBEMOOT_TICKET_LEASE_SECONDS, see ticketLeaseFromEnv). */
+  /** Ticket lease (ms); default 150 000 (the sidecar passes KUBEMOOT_TICKET_LEASE_SECONDS). */
   ticketLeaseMs?: number;
   /** How long after its expiresAt a ticket still counts (ms); default 1000. */
   leaseGraceMs?: number;

@@ -3,7 +3,6 @@ import { wrapBuckets } from "../../test/helpers/kv-wrap.js";
 import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
-import { ticketLeaseFromEnv } from "./defaults.js";
 import { decodeJson, encodeJson, type KvEntry, type KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore, type StateStoreOptions } from "./store.js";
@@ -455,17 +454,6 @@ describe("availability", () => {
 });
 
 describe("lease configuration", () => {
-  it("maps KUBEMOOT_TICKET_LEASE_SECONDS to milliseconds and rejects nonsense", () => {
-    expect(ticketLeaseFromEnv({})).toBeUndefined();
-    expect(ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: "300" })).toBe(300_000);
-    expect(ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: "2.5" })).toBe(2500);
-    for (const bad of ["0", "-1", "soon"]) {
-      expect(() => ticketLeaseFromEnv({ KUBEMOOT_TICKET_LEASE_SECONDS: bad })).toThrow(
-        /KUBEMOOT_TICKET_LEASE_SECONDS/,
-      );
-    }
-  });
-
   it("uses the configured lease by default and a per-claim lease when given", async () => {
     const clock = new ManualClock();
     const { store } = await setup({ now: clock.now, ticketLeaseMs: 42_000 });

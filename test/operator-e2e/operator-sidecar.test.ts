@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
+import { readSetting, SETTINGS } from "../../src/settings/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
@@ -122,7 +123,8 @@ it("binds the crew from files, publishes probed providers, and a sidecar places 
   );
   const env = binding.env;
   expect(env.KUBEMOOT_MODEL_MODEL).toBe("qwen3:32b");
-  const candidates = JSON.parse(env.KUBEMOOT_MODEL_CANDIDATES_MULLING!) as { model: string; score: number }[];
+  // Read as the sidecar reads it.
+  const candidates = readSetting(env, SETTINGS.candidatesMulling);
   expect(candidates.map((c) => c.model)).toEqual(["qwen3:32b", "qwen3:14b", "qwen3:8b"]);
 
   // The operator probed both emulators and published their state.

@@ -2,8 +2,10 @@ import { bind, type CapacityStrategy, DEFAULT_CONCURRENCY_FACTOR, toDryRun } fro
 import type { ProviderState } from "../../core/shapes.js";
 import { invalidArgument } from "../../errors/index.js";
 import { loadManifests, loadProviderStateFile, toSnapshot } from "../../operator/manifests/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";
+import { settingFlags, settingFromFlag } from "../setting-flags.js";
 
 // The binder's dry run (docs/rules/binding.md "`bind` dry run"): manifests in, the operator's
 // decisions out as one JSON document, without a cluster.
@@ -33,13 +35,7 @@ export const command: Command = {
       value: "FILE",
     },
     ...JSON_OUTPUT_FLAG,
-    strategy: {
-      type: "string",
-      default: "spread",
-      env: "KUBEMOOT_SCHEDULER_STRATEGY",
-      description: "capacity term: spread favours free VRAM, binpack favours full cards",
-      value: "spread|binpack",
-    },
+    ...settingFlags("bind", SETTINGS.schedulerStrategy),
     "concurrency-factor": {
       type: "string",
       default: String(DEFAULT_CONCURRENCY_FACTOR),
@@ -78,14 +74,10 @@ interface BindFlags {
 
 function readOptions(flags: FlagValues): BindFlags {
   const manifests = manifestPaths(flags);
-  const strategy = flags.strategy;
-  if (strategy !== "spread" && strategy !== "binpack") {
-    throw invalidArgument("--strategy", `expected spread or binpack, got "${strategy}"`);
-  }
   return {
     manifests,
     state: typeof flags.state === "string" ? flags.state : undefined,
-    strategy,
+    strategy: settingFromFlag(flags, SETTINGS.schedulerStrategy),
     concurrencyFactor: nonNegative(flags["concurrency-factor"], "--concurrency-factor"),
     evictionOverheadMiB: nonNegative(flags["eviction-overhead-mib"], "--eviction-overhead-mib"),
   };

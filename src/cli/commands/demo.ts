@@ -1,7 +1,9 @@
 import { DEMO_FLEET_NAMES, type DemoFleetName } from "../../demo/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import { type Command, numberFlag } from "../command.js";
 import { runDemo } from "../run-demo.js";
+import { settingFlags, settingFromFlag } from "../setting-flags.js";
 
 export const command: Command = {
   name: "demo",
@@ -35,14 +37,9 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       description: "how much faster than real GPUs the emulated ones load and generate",
       value: "X",
     },
-    "log-level": {
-      type: "string",
-      default: "warn",
-      env: "KUBEMOOT_LOG_LEVEL",
-      description: "pino log level (stderr)",
-    },
+    ...settingFlags("demo", SETTINGS.logLevel),
   },
-  async run(flags) {
+  async run(flags, _positionals, host) {
     const durationS = numberFlag(flags, "duration", 0);
     const seed = Math.floor(numberFlag(flags, "seed", 0));
     const speed = numberFlag(flags, "speed", 0.01);
@@ -57,14 +54,14 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       process.once("SIGINT", () => resolve());
       process.once("SIGTERM", () => resolve());
     });
-    return runDemo({
+    return runDemo(host, {
       durationS,
       seed,
       speed,
       fleet: fleet as DemoFleetName,
       out: process.stdout,
       stopSignal,
-      logLevel: String(flags["log-level"]),
+      logLevel: settingFromFlag(flags, SETTINGS.logLevel),
     });
   },
 };

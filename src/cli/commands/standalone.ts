@@ -1,10 +1,13 @@
+// `kubemoot-scheduler standalone` (docs/design.md §2): operator, API and proxy in one process,
+// started through the SidecarHost.
 import path from "node:path";
 import { pino } from "pino";
-import { startStandalone } from "../../../sidecar/standalone.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
+import { SCHEDULER_SETTINGS, SETTINGS } from "../../settings/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
-import { LISTENER_FLAGS, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
-import { PROVIDER_ENDPOINTS_FLAG, schedulerConfigFromFlags } from "../scheduler-flags.js";
+import { listenerFlags, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
+import { providerEndpointsFlag, schedulerConfigFromFlags } from "../scheduler-flags.js";
+import { settingFlags, settingFromFlag } from "../setting-flags.js";
 
 export const command: Command = {
   name: "standalone",
@@ -20,19 +23,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       description: "manifests directory (or file); required",
       value: "DIR",
     },
-    "bindings-dir": {
-      type: "string",
-      default: ".kubemoot",
-      env: "KUBEMOOT_BINDINGS_DIR",
-      description: "where binding files are written",
-      value: "DIR",
-    },
-    nats: {
-      type: "string",
-      env: "KUBEMOOT_NATS_URL",
-      description: "NATS URL(s); default: the embedded store",
-      value: "URL",
-    },
+    ...settingFlags("standalone", SETTINGS.bindingsDir, SETTINGS.natsUrl),
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
     "proxy-listen": {
       type: "string",
@@ -42,23 +33,13 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
     },
     agent: { type: "string", description: "default agent for calls that name none", value: "NAMESPACE/NAME" },
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
-    "health-listen": {
-      type: "string",
-      default: "",
-      env: "KUBEMOOT_HEALTH_LISTEN",
-      description: "health-only port: gRPC health, /healthz, /readyz, /metrics (empty: none)",
-      value: "HOST:PORT",
-    },
-    ...LISTENER_FLAGS,
-    ...PROVIDER_ENDPOINTS_FLAG,
-    "log-level": {
-      type: "string",
-      default: "info",
-      env: "KUBEMOOT_LOG_LEVEL",
-      description: "pino log level",
-    },
+    ...settingFlags("standalone", SETTINGS.healthListen),
+    ...listenerFlags("standalone"),
+    ...providerEndpointsFlag("standalone"),
+    ...settingFlags("standalone", SETTINGS.logLevel),
   },
-  async run(flags) {
+  env: SCHEDULER_SETTINGS,
+  async run(flags, _positionals, host) {
     const manifests = (flags.manifests as string[] | undefined) ?? [];
     if (manifests.length === 0) {
       throw new KubemootError(
@@ -66,15 +47,18 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
         "--manifests: required (a directory of Kubemoot manifests)",
       );
     }
-    const logger = pino({ level: String(flags["log-level"]), base: { component: "standalone" } });
+    const logger = pino({
+      level: settingFromFlag(flags, SETTINGS.logLevel),
+      base: { component: "standalone" },
+    });
     const config = schedulerConfigFromFlags(process.env, flags);
-    const s = await startStandalone({
+    const s = await host.startStandalone({
       manifests,
-      bindingsDir: path.resolve(String(flags["bindings-dir"])),
-      nats: typeof flags.nats === "string" ? flags.nats : "",
+      bindingsDir: path.resolve(settingFromFlag(flags, SETTINGS.bindingsDir)),
+      nats: settingFromFlag(flags, SETTINGS.natsUrl),
       listen: String(flags.listen),
       proxyListen: String(flags["proxy-listen"] ?? ""),
-      healthListen: String(flags["health-listen"] ?? ""),
+      healthListen: settingFromFlag(flags, SETTINGS.healthListen),
       limits: listenerLimitsFromFlags(flags),
       proxy: { maxBodyBytes: proxyMaxBodyBytesFromFlags(flags) },
       config,

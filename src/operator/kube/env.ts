@@ -23,15 +23,8 @@
 // container's name, so a Deployment changed since it was cached is never overwritten from a
 // stale copy: the server refuses the patch and the change's watch event triggers a new
 // reconcile.
-import {
-  type AgentResult,
-  ENV_CANDIDATES_MULLING,
-  ENV_CANDIDATES_TRIAGE,
-  ENV_ENDPOINT,
-  ENV_MODEL,
-  ENV_TRIAGE_ENDPOINT,
-  ENV_TRIAGE_MODEL,
-} from "../../binding/index.js";
+import type { AgentResult } from "../../binding/index.js";
+import { BINDING_ENV, SETTINGS } from "../../settings/index.js";
 import type { JsonPatchOp, KubeObject } from "./client.js";
 import { isPlainObject, jsonEqual, toJson } from "./merge-patch.js";
 
@@ -39,18 +32,11 @@ export const AGENT_LABEL = "kubemoot.ai/agent";
 export const ENV_CONTAINERS_ANNOTATION = "kubemoot.ai/env-containers";
 
 /** The managed variables, in the order new ones are appended. */
-export const MANAGED_ENV = [
-  ENV_MODEL,
-  ENV_ENDPOINT,
-  ENV_TRIAGE_MODEL,
-  ENV_TRIAGE_ENDPOINT,
-  ENV_CANDIDATES_MULLING,
-  ENV_CANDIDATES_TRIAGE,
-] as const;
+export const MANAGED_ENV: readonly string[] = BINDING_ENV.map((s) => s.name);
 
 const PHASE_VARS: Record<string, readonly string[]> = {
-  mulling: [ENV_MODEL, ENV_ENDPOINT],
-  triage: [ENV_TRIAGE_MODEL, ENV_TRIAGE_ENDPOINT],
+  mulling: [SETTINGS.staticModel.name, SETTINGS.staticEndpoint.name],
+  triage: [SETTINGS.triageModel.name, SETTINGS.triageEndpoint.name],
 };
 
 /** Deployments by agent (`<ns>/<agent>`), per the rule in the file comment. */

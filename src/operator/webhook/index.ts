@@ -27,11 +27,7 @@ export {
   STATUS_ANNOTATION,
   sidecarRuntimeEnv,
 } from "./options.js";
-export {
-  PROVIDER_ENDPOINTS_ENV,
-  providerEndpointEntries,
-  withProviderEndpoints,
-} from "./provider-endpoints.js";
+export { providerEndpointEntries, withProviderEndpoints } from "./provider-endpoints.js";
 export {
   type InjectionWebhook,
   type InjectionWebhookOptions,

@@ -14,6 +14,7 @@
 // yields no patch), it names no Agent, or its Agent has no binding yet (the pod would start
 // without a model; better to leave it as written and say why).
 import { CREW_LABEL } from "../../binding/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import type { JsonPatchOp } from "../kube/client.js";
 import { AGENT_LABEL, ENV_CONTAINERS_ANNOTATION } from "../kube/env.js";
 import { isPlainObject, jsonEqual } from "../kube/merge-patch.js";
@@ -83,20 +84,23 @@ export function sidecarContainer(
   o: InjectionOptions,
 ): Record<string, unknown> {
   const vars: EnvVar[] = [
-    { name: "KUBEMOOT_NAMESPACE", value: agent.namespace },
-    { name: "KUBEMOOT_AGENT_NAME", value: agent.name },
+    { name: SETTINGS.namespace.name, value: agent.namespace },
+    { name: SETTINGS.agentName.name, value: agent.name },
   ];
-  if (agent.crew) vars.push({ name: "KUBEMOOT_CREW", value: agent.crew });
-  if (o.natsUrl) vars.push({ name: "KUBEMOOT_NATS_URL", value: o.natsUrl });
+  if (agent.crew) vars.push({ name: SETTINGS.crew.name, value: agent.crew });
+  if (o.natsUrl) vars.push({ name: SETTINGS.natsUrl.name, value: o.natsUrl });
   const ns = o.natsSecret;
   if (ns) {
     const file = (k: string | undefined) => `${NATS_SECRET_MOUNT}/${k}`;
-    if (ns.credsKey) vars.push({ name: "KUBEMOOT_NATS_CREDS", value: file(ns.credsKey) });
-    if (ns.caKey) vars.push({ name: "KUBEMOOT_NATS_TLS_CA", value: file(ns.caKey) });
-    if (ns.certKey) vars.push({ name: "KUBEMOOT_NATS_TLS_CERT", value: file(ns.certKey) });
-    if (ns.keyKey) vars.push({ name: "KUBEMOOT_NATS_TLS_KEY", value: file(ns.keyKey) });
+    if (ns.credsKey) vars.push({ name: SETTINGS.natsCreds.name, value: file(ns.credsKey) });
+    if (ns.caKey) vars.push({ name: SETTINGS.natsTlsCa.name, value: file(ns.caKey) });
+    if (ns.certKey) vars.push({ name: SETTINGS.natsTlsCert.name, value: file(ns.certKey) });
+    if (ns.keyKey) vars.push({ name: SETTINGS.natsTlsKey.name, value: file(ns.keyKey) });
   }
-  vars.push({ name: "KUBEMOOT_STATE", value: "nats" }, { name: "KUBEMOOT_LOG_LEVEL", value: o.logLevel });
+  vars.push(
+    { name: SETTINGS.state.name, value: "nats" },
+    { name: SETTINGS.logLevel.name, value: o.logLevel },
+  );
   for (const name of Object.keys(env).sort()) vars.push({ name, value: env[name]! });
   const seen = new Set(vars.map((v) => v.name));
   for (const v of o.extraEnv) if (!seen.has(v.name)) vars.push(v);

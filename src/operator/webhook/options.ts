@@ -3,6 +3,7 @@
 // as JSON into a ConfigMap that the operator reads (`--webhook-config FILE`), so a change of
 // values rolls out through the operator, not through every agent's manifest.
 import { invalidArgument } from "../../errors/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import { isPlainObject } from "../kube/merge-patch.js";
 
 export const SIDECAR_CONTAINER_NAME = "kubemoot-sidecar";
@@ -82,7 +83,7 @@ export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
   proxyPort: 11434,
   drainSeconds: 20,
   natsUrl: "",
-  logLevel: "info",
+  logLevel: SETTINGS.logLevel.default,
   resources: { requests: { cpu: "50m", memory: "96Mi" }, limits: { memory: "256Mi" } },
   extraEnv: [],
   runAsUser: 1000,

@@ -4,9 +4,8 @@
 // list it was admitted with: a ModelProvider added later is allowed by pods created after it,
 // or by an extra pattern (e.g. `*.gpu.svc.cluster.local:11434`) that covers it in advance.
 import { endpointHostPort } from "../../net/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import type { BindingLookup } from "./admission.js";
-
-export const PROVIDER_ENDPOINTS_ENV = "KUBEMOOT_PROVIDER_ENDPOINTS";
 
 /** `host:port` of each endpoint (IPv6 in brackets), sorted, without duplicates. */
 export function providerEndpointEntries(endpoints: readonly string[]): string[] {
@@ -33,6 +32,6 @@ export function withProviderEndpoints(
     if (!b) return b;
     const list = [...new Set([...providerEndpointEntries(endpoints()), ...extra])];
     if (list.length === 0) return b;
-    return { ...b, env: { ...b.env, [PROVIDER_ENDPOINTS_ENV]: list.join(",") } };
+    return { ...b, env: { ...b.env, [SETTINGS.providerEndpoints.name]: list.join(",") } };
   };
 }

@@ -23,6 +23,7 @@ import {
   type SchedulerTimers,
   schedulerConfigFromEnv,
 } from "../../scheduler/index.js";
+import { SETTINGS } from "../../settings/index.js";
 import { SimFixedEngine } from "../fixed-engine.js";
 import type { SimOllama } from "../ollama.js";
 import { type CallState, EPOCH_MS, type TurnState } from "../types.js";
@@ -180,10 +181,10 @@ export class OursPolicy implements SimPolicy {
       return vramMib !== undefined ? { ...c, vramMib } : c;
     });
     const env = {
-      KUBEMOOT_MODEL_CANDIDATES_MULLING: JSON.stringify(candidates),
-      KUBEMOOT_MODEL_CANDIDATE_TOLERANCE: String(this.w.sc.tolerance),
-      KUBEMOOT_DISCUSS_GPU_WAIT_LIMIT_SECONDS: String(this.waitLimitS),
-      KUBEMOOT_POLICY: policy,
+      [SETTINGS.candidatesMulling.name]: JSON.stringify(candidates),
+      [SETTINGS.tolerance.name]: String(this.w.sc.tolerance),
+      [SETTINGS.waitLimit.name]: String(this.waitLimitS),
+      [SETTINGS.policy.name]: policy,
     };
     const store = this.state.storeFor(agent.id);
     const scheduler = new Scheduler({

@@ -2,9 +2,9 @@
 // providers this process probes and publishes itself (the embedded default, and the
 // direct-probe path when no operator publishes provider state). `engine` is a ModelProvider's
 // spec.engine (docs/rules/engines.md), default ollama.
-import { DEFAULT_ENGINE, ENGINES, isEngine } from "../src/core/engines.js";
-import { ErrorCode, KubemootError } from "../src/errors/index.js";
-import type { PublishedProvider } from "../src/publisher/index.js";
+import { DEFAULT_ENGINE, ENGINES, isEngine } from "../core/index.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
+import type { PublishedProvider } from "../publisher/index.js";
 
 export const PROVIDER_FLAG_SYNTAX =
   "NAME=URL[,vram=MiB][,parallel=N][,context=N][,loaded=N][,dcgm=URL][,engine=ollama|vllm|llamacpp|sglang|openai]";

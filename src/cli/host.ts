@@ -1,0 +1,71 @@
+// What the CLI needs to start the sidecar's processes (docs/design.md §3): src/ never imports
+// sidecar/, so the CLI declares the starts it needs here and the composition root
+// (bin/kubemoot-scheduler.js) passes sidecar/'s implementation (sidecar/cli-host.ts) to main.
+import type { Logger } from "pino";
+import type { ListenerLimits } from "../net/index.js";
+import type { RunningOperator } from "../operator/index.js";
+import type { PublishedProvider } from "../publisher/index.js";
+import type { SchedulerConfig } from "../scheduler/index.js";
+import type { StateStoreOptions } from "../state/index.js";
+
+/** The proxy's settings the CLI takes (flags and variables). */
+export interface ProxyLaunch {
+  maxBodyBytes?: number;
+}
+
+export interface SidecarLaunch {
+  /** API address HOST:PORT. */
+  listen: string;
+  /** Health-only port HOST:PORT; empty = none. */
+  healthListen: string;
+  /** Proxy address HOST:PORT; empty = no proxy. */
+  proxyListen: string;
+  proxy: ProxyLaunch;
+  limits: ListenerLimits;
+  /** "memory", or NATS URL(s), comma-separated. */
+  state: string;
+  stateOptions: Pick<StateStoreOptions, "nats" | "replicas">;
+  config: SchedulerConfig;
+  logger: Logger;
+  /** Providers this process probes and publishes itself. */
+  providers: PublishedProvider[];
+  probeIntervalMs: number;
+  drainMs: number;
+}
+
+export interface LaunchedSidecar {
+  readonly api: { readonly address: string; readonly healthAddress: string };
+  /** "host:port" of the proxy; empty without one. */
+  readonly proxyAddress: string;
+  close(): Promise<void>;
+}
+
+export interface StandaloneLaunch {
+  manifests: string[];
+  bindingsDir: string;
+  /** NATS URL(s), comma-separated; empty = the embedded store. */
+  nats: string;
+  listen: string;
+  /** Empty: no proxy. */
+  proxyListen: string;
+  healthListen?: string;
+  limits?: ListenerLimits;
+  proxy?: ProxyLaunch;
+  config: SchedulerConfig;
+  logger: Logger;
+  probeIntervalMs?: number;
+}
+
+export interface LaunchedStandalone {
+  readonly sidecar: { readonly api: { readonly address: string } };
+  readonly operator: RunningOperator;
+  readonly state: { readonly kind: string };
+  readonly proxyAddress: string;
+  close(): Promise<void>;
+}
+
+/** Starts the processes of `sidecar`, `standalone` and `demo`. */
+export interface SidecarHost {
+  startSidecar(o: SidecarLaunch): Promise<LaunchedSidecar>;
+  startStandalone(o: StandaloneLaunch): Promise<LaunchedStandalone>;
+}
