@@ -20,10 +20,7 @@ export function parseProviderFlag(raw: string): PublishedProvider {
   if (!NAME_RE.test(name))
     throw fail(`"${name}" is not a valid provider name (lowercase letters, digits, -, .)`);
   const [url, ...opts] = raw.slice(eq + 1).split(",");
-  try {
-    const u = new URL(url ?? "");
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("scheme");
-  } catch {
+  if (!URL.canParse(url ?? "") || !["http:", "https:"].includes(new URL(url ?? "").protocol)) {
     throw fail(`"${url}" is not an http(s) URL`);
   }
   const p: PublishedProvider = { name, endpoint: url! };

@@ -3,6 +3,7 @@
 // Ollama cards; `--fleet mixed`: an Ollama card and a vLLM server), with the example crew
 // sending calls through the proxy, and a live view. Everything runs in this one process, so
 // stopping it leaves no child process and no open port behind.
+
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -25,6 +26,7 @@ import {
   totalsLine,
   writeDemoManifests,
 } from "../demo/index.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import { loadManifests } from "../operator/manifests/index.js";
 import { schedulerConfigFromEnv } from "../scheduler/index.js";
 import { SETTINGS } from "../settings/index.js";
@@ -143,13 +145,14 @@ async function demoAgents(manifests: string, standalone: LaunchedStandalone): Pr
   const set = await loadManifests([manifests]);
   const roles = new Map(set.agents.map((a) => [`${a.namespace}/${a.name}`, a.spec.discussRole ?? ""]));
   const result = standalone.operator.reconciler.lastResult;
-  if (!result) throw new Error("demo: the operator has not bound the crew");
+  if (!result) throw new KubemootError(ErrorCode.Internal, "demo: the operator has not bound the crew");
   const out: DemoAgent[] = [];
   for (const a of result.bind.agents) {
     const model = a.env[SETTINGS.staticModel.name];
     if (!model) continue;
     out.push({ key: a.key, role: roles.get(a.key) ?? "", model, candidates: a.candidates.mulling });
   }
-  if (out.length === 0) throw new Error("demo: no agent of the example crew could be bound");
+  if (out.length === 0)
+    throw new KubemootError(ErrorCode.InvalidManifest, "demo: no agent of the example crew could be bound");
   return out;
 }

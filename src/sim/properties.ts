@@ -1,10 +1,12 @@
 // What must fall out of the placement rules (docs/rules/placement.md §4 end), measured over a
 // recorded simulation run (`simulate({..., record: true})`). Each check returns the figures or
 // the violating records, so tests assert on them and a failure shows the offending decision.
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { DecisionRecord, SimResult, UnloadRecord } from "./engine.js";
 
 function need<T>(v: T[] | undefined, what: string): T[] {
-  if (v === undefined) throw new Error(`the run kept no ${what}: simulate with record: true`);
+  if (v === undefined)
+    throw new KubemootError(ErrorCode.InvalidArgument, `the run kept no ${what}: simulate with record: true`);
   return v;
 }
 

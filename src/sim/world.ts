@@ -1,8 +1,10 @@
 // The simulated world: an event loop in virtual time, one simulated Ollama per GPU, and the
 // scenario's traffic — discussions whose selected agents make calls, think, and call again.
 // Where a call runs is the policy's choice (./policies); what happened is the recorder's.
+
 import { GPU_WAIT_LIMIT_S, inTolerance, type RefusalReason } from "../core/index.js";
 import type { JobResult } from "../emulator/index.js";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import { Rng } from "../prng/index.js";
 import { EventLoop } from "./events.js";
 import { SimFixedEngine } from "./fixed-engine.js";
@@ -193,7 +195,8 @@ export class World {
   }
 
   private policyOf(): SimPolicy {
-    if (this.policy === undefined) throw new Error("sim: the world runs without a policy");
+    if (this.policy === undefined)
+      throw new KubemootError(ErrorCode.Internal, "sim: the world runs without a policy");
     return this.policy;
   }
 
