@@ -22,7 +22,8 @@ export function parseProviderFlag(raw: string): PublishedProvider {
   const [url, ...opts] = raw.slice(eq + 1).split(",");
   try {
     const u = new URL(url ?? "");
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("scheme");
+    if (u.protocol !== "http:" && u.protocol !== "https:")
+      throw new KubemootError(ErrorCode.InvalidConfig, "not http(s)");
   } catch {
     throw fail(`"${url}" is not an http(s) URL`);
   }
