@@ -56,6 +56,15 @@ export interface DeadlineState {
   readonly aborted: boolean;
 }
 
+/** Brings the provider's answer to the client (forward-buffered.ts, forward-stream.ts). */
+export type AnswerReader = (
+  i: ForwardInput,
+  data: Dispatcher.ResponseData,
+  /** When the forward began (performance.now()). */
+  started: number,
+  deadline: DeadlineState,
+) => Promise<ForwardOutcome>;
+
 export type ForwardOutcome =
   /** The whole answer went to the client. */
   | { kind: "ok"; report: StreamReport; ttfbMs: number; latencyMs: number; status: number }

@@ -1,17 +1,14 @@
 // A non-streamed answer: read whole (up to a bound, so that a failure can still be a clean 502),
 // its counts noted, translated back when the call was translated, and sent with its length.
-import type { Dispatcher } from "undici";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import { readAnswer } from "./answer-tail.js";
-import type { DeadlineState, ForwardInput, ForwardOutcome } from "./call-context.js";
+import type { AnswerReader, DeadlineState, ForwardInput, ForwardOutcome } from "./call-context.js";
 import { ollamaReport, openaiReport } from "./framing.js";
 import { describe } from "./upstream-errors.js";
 import { EMBED_APIS, OPENAI_APIS } from "./validate.js";
 
 /** Non-streamed answers are buffered up to this (bytes). */
 const MAX_BUFFERED_ANSWER = 64 * 1024 * 1024;
-
-type Body = Dispatcher.ResponseData["body"];
 
 /** The reading of the body failed: the client left, the deadline passed or the provider broke off. */
 function readFailure(
@@ -41,14 +38,7 @@ function providerFailure(message: string, latencyMs: number, detail?: { provider
   return { kind: "failed", error, providerFault: true, latencyMs };
 }
 
-export async function bufferedAnswer(
-  i: ForwardInput,
-  body: Body,
-  statusCode: number,
-  contentType: string,
-  started: number,
-  deadline: DeadlineState,
-): Promise<ForwardOutcome> {
+export const bufferedAnswer: AnswerReader = async (i, { statusCode, headers, body }, started, deadline) => {
   const since = () => performance.now() - started;
   let buf: Buffer;
   let ttfbMs = 0;
@@ -89,7 +79,10 @@ export async function bufferedAnswer(
   const res = i.res;
   if (res.destroyed) return { kind: "client-gone", answered: true, ttfbMs, latencyMs: since() };
   res.writeHead(statusCode, {
-    "content-type": contentType,
+    // A translated answer is rebuilt as Ollama's JSON.
+    "content-type": i.translation
+      ? "application/json; charset=utf-8"
+      : String(headers["content-type"] ?? "application/json"),
     "content-length": String(buf.length),
     ...i.headers,
   });
@@ -98,4 +91,4 @@ export async function bufferedAnswer(
     return { kind: "broken", message: report.error, report, ttfbMs, latencyMs: since() };
   }
   return { kind: "ok", report, ttfbMs, latencyMs: since(), status: statusCode };
-}
+};

@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
-import type { DeadlineState, ForwardInput, ForwardOutcome } from "./call-context.js";
+import type { AnswerReader, ForwardInput } from "./call-context.js";
 import { type FrameTap, ndjsonTap, sseTap } from "./framing.js";
 import { describe, unreachableError } from "./upstream-errors.js";
 import { type Api, OPENAI_APIS } from "./validate.js";
@@ -74,18 +74,14 @@ function tapFor(i: ForwardInput): FrameTap {
 }
 
 /** Streams the answer; the headers go out with the first unit (as Ollama's do), then whole units. */
-export async function streamedAnswer(
-  i: ForwardInput,
-  body: Body,
-  statusCode: number,
-  contentType: string,
-  started: number,
-  deadline: DeadlineState,
-): Promise<ForwardOutcome> {
+export const streamedAnswer: AnswerReader = async (i, { statusCode, headers, body }, started, deadline) => {
   const since = () => performance.now() - started;
   const res = i.res;
   res.writeHead(statusCode, {
-    "content-type": contentType,
+    // A translated stream is rebuilt as Ollama's NDJSON.
+    "content-type": i.translation
+      ? "application/x-ndjson"
+      : String(headers["content-type"] ?? "application/x-ndjson"),
     "cache-control": "no-cache",
     "x-accel-buffering": "no",
     ...i.headers,
@@ -123,4 +119,4 @@ export async function streamedAnswer(
   }
   res.end();
   return { kind: "ok", report, ttfbMs, latencyMs: since(), status: statusCode };
-}
+};

@@ -154,14 +154,7 @@ async function forwardOnce(i: ForwardInput, deadline: Deadline): Promise<Forward
     const { error, providerFault } = statusError(i, statusCode, text);
     return { kind: "failed", error, providerFault, latencyMs: performance.now() - started };
   }
-  const contentType = i.translation
-    ? i.stream
-      ? "application/x-ndjson"
-      : "application/json; charset=utf-8"
-    : String(data.headers["content-type"] ?? (i.stream ? "application/x-ndjson" : "application/json"));
-  return i.stream
-    ? streamedAnswer(i, body, statusCode, contentType, started, deadline)
-    : bufferedAnswer(i, body, statusCode, contentType, started, deadline);
+  return i.stream ? streamedAnswer(i, data, started, deadline) : bufferedAnswer(i, data, started, deadline);
 }
 
 /** At most `limit` bytes of an error answer's body. */
