@@ -113,7 +113,7 @@ export class ProxyCall {
     const p = this.placed;
     const o = p?.outcome;
     const dropped = p?.translation?.dropped;
-    return {
+    const r: CallRecord = {
       api: this.api,
       requestedModel: this.request?.model ?? "",
       stream: this.request?.stream ?? false,
@@ -133,9 +133,10 @@ export class ProxyCall {
       truncated: p?.truncated ?? false,
       numCtx: p?.numCtx?.kind === "set" || p?.numCtx?.kind === "keep" ? p.numCtx.value : undefined,
       engine: p?.engine ?? "ollama",
-      ...(p?.exactPromptTokens !== undefined ? { exactPromptTokens: p.exactPromptTokens } : {}),
-      ...(dropped !== undefined && dropped.length > 0 ? { dropped } : {}),
     };
+    if (p?.exactPromptTokens !== undefined) r.exactPromptTokens = p.exactPromptTokens;
+    if (dropped !== undefined && dropped.length > 0) r.dropped = dropped;
+    return r;
   }
 }
 
