@@ -4,7 +4,9 @@
 // has ended, the server closes the connection (server.ts). Past a hard limit the connection is
 // cut instead.
 import type { IncomingMessage } from "node:http";
-import { badRequest, ProxyError } from "./http-errors.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { SETTINGS } from "../../src/settings/index.js";
+import { badRequest } from "./http-errors.js";
 
 /** The most of an oversized body discarded before the connection is cut (bytes). */
 export const DISCARD_MAX_BYTES = 256 * 1024 * 1024;
@@ -17,12 +19,11 @@ export function oversizedBodyDone(req: IncomingMessage): Promise<boolean> | unde
   return discarding.get(req);
 }
 
-export function bodyTooLarge(maxBytes: number): ProxyError {
-  return new ProxyError(
-    413,
-    "body-too-large",
-    `request body larger than ${maxBytes} bytes (the proxy's limit, KUBEMOOT_PROXY_MAX_BODY_BYTES)`,
-    { limit_bytes: maxBytes },
+export function bodyTooLarge(maxBytes: number): KubemootError {
+  return new KubemootError(
+    ErrorCode.TooLarge,
+    `request body larger than ${maxBytes} bytes (the proxy's limit, ${SETTINGS.proxyMaxBodyBytes.name})`,
+    { reason: "body-too-large", detail: { limit_bytes: maxBytes } },
   );
 }
 
@@ -44,7 +45,7 @@ function discardRest(req: IncomingMessage, already: number, maxBytes: number): P
   });
 }
 
-/** Reads the whole body; throws ProxyError 413 (body-too-large) when it exceeds `maxBytes`. */
+/** Reads the whole body; rejects with body-too-large (TooLarge) when it exceeds `maxBytes`. */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -71,11 +72,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(new ProxyError(400, "bad-request", `reading the request body failed: ${err.message}`));
+      reject(badRequest(`reading the request body failed: ${err.message}`));
     };
     const onAborted = () => {
       cleanup();
-      reject(new ProxyError(400, "bad-request", "the client went away while sending the body"));
+      reject(badRequest("the client went away while sending the body"));
     };
     const cleanup = () => {
       req.off("data", onData);

@@ -3,7 +3,7 @@
 // limit bounds the prompt, and an engine with a tokenizer route gives the exact prompt count.
 import type { Engine, ProviderState } from "../../src/core/index.js";
 import { DEFAULT_ENGINE, isFixedModelEngine, speaksOpenAiOnly } from "../../src/core/index.js";
-import type { CallContext } from "./call.js";
+import type { CallContext } from "./call-context.js";
 import {
   askEngineCount,
   type ExactCount,
@@ -13,6 +13,15 @@ import {
 } from "./tokenize.js";
 import { type Translation, translateCall } from "./translate/index.js";
 import type { CallRequest } from "./validate.js";
+
+/** A held exact prompt count; `release` ends the hold (tokenize.ts). */
+export interface ExactHold {
+  count: Promise<ExactCount | undefined>;
+  release: () => void;
+}
+
+/** No exact count: nothing to wait for, nothing to release. */
+export const NO_EXACT_COUNT: ExactHold = { count: Promise.resolve(undefined), release: () => undefined };
 
 export function engineOf(state: ProviderState | undefined): Engine {
   return state?.engine ?? DEFAULT_ENGINE;
@@ -58,17 +67,16 @@ function tokenizeInput(call: CallRequest, t: Translation | undefined): TokenizeI
 export function exactPromptCount(
   ctx: CallContext,
   state: ProviderState | undefined,
-  endpoint: string,
-  model: string,
+  placed: { endpoint: string; model: string },
   call: CallRequest,
   t: Translation | undefined,
   signal: AbortSignal,
-): { count: Promise<ExactCount | undefined>; release: () => void } {
-  const none = { count: Promise.resolve(undefined), release: () => undefined };
-  if (state?.tokenize !== true || call.loadOnly) return none;
+): ExactHold {
+  if (state?.tokenize !== true || call.loadOnly) return NO_EXACT_COUNT;
+  const { endpoint, model } = placed;
   const input = tokenizeInput(call, t);
   const requests = input && tokenizeRequests(engineOf(state), model, input);
-  if (!input || !requests) return none;
+  if (!input || !requests) return NO_EXACT_COUNT;
   const ask = () => askEngineCount(ctx.dispatcher, endpoint, requests, signal);
   if (!ctx.tokenCounts) return { count: ask(), release: () => undefined };
   return ctx.tokenCounts.hold(tokenizeKey(endpoint, model, input), ask);

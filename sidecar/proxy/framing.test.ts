@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorUnit } from "./forward.js";
+import { errorUnit } from "./forward-stream.js";
 import { ndjsonTap, openaiReport, sseTap } from "./framing.js";
 
 const b = (s: string) => Buffer.from(s);

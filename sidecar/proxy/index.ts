@@ -7,11 +7,11 @@
 //     providers: () => state.providers.peekAll(), logger, options: { numCtxPolicy: "pin" } });
 //   ...
 //   await proxy.close(20_000); // drain for up to 20 s, then abort and release what is left
-export { type CallContext, handleCall } from "./call.js";
+export { handleCall } from "./call.js";
+export type { CallContext, ForwardOutcome } from "./call-context.js";
 export { knownModels, openaiModelsBody, psBody, tagsBody } from "./catalog.js";
-export { errorUnit, type ForwardOutcome } from "./forward.js";
+export { errorUnit } from "./forward-stream.js";
 export { type FrameTap, ndjsonTap, type StreamReport, sseTap } from "./framing.js";
-export { ProxyError, type ProxyReason } from "./http-errors.js";
 export { attributionHeaders, callCandidates, parseCallHeaders, REQUEST_HEADERS } from "./kubemoot-headers.js";
 export { createProxyMetrics } from "./metrics.js";
 export { decideNumCtx, type NumCtxDecision, type NumCtxPolicy } from "./num-ctx.js";

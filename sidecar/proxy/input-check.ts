@@ -2,7 +2,7 @@
 // the placed copy runs with. An engine truncates an over-long input silently (Ollama's
 // `truncate` defaults to true), so the proxy refuses it instead, naming the input.
 import type { ProviderState } from "../../src/core/index.js";
-import { ProxyError } from "./http-errors.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { CallRequest } from "./validate.js";
 
 /** The refusal for the first input whose generous token count exceeds `contextLength`. */
@@ -11,17 +11,20 @@ export function overlongInput(
   contextLength: number,
   generousTokens: (chars: number) => number,
   where: { model: string; provider: string },
-): ProxyError | undefined {
+): KubemootError | undefined {
   if (!call.inputChars || !(contextLength > 0)) return undefined;
   for (let i = 0; i < call.inputChars.length; i++) {
     const tokens = generousTokens(call.inputChars[i] as number);
     if (tokens <= contextLength) continue;
     const field = call.api === "embeddings" ? "prompt" : call.inputChars.length > 1 ? `input[${i}]` : "input";
-    return new ProxyError(
-      413,
-      "prompt-too-large",
+    return new KubemootError(
+      ErrorCode.TooLarge,
       `${field}: at least about ${tokens} tokens, more than the ${contextLength}-token context ${where.model} runs with on ${where.provider}; the engine would cut it silently. Split it or send less.`,
-      { model: where.model, largest_context: contextLength, prompt_tokens: tokens, field },
+      {
+        reason: "prompt-too-large",
+        field,
+        detail: { model: where.model, largest_context: contextLength, prompt_tokens: tokens },
+      },
     );
   }
   return undefined;

@@ -1,11 +1,10 @@
 // Options of the local proxy, their defaults, and the hooks it reports through.
 import type { Engine, ProviderState } from "../../src/core/index.js";
-import { invalidArgument } from "../../src/errors/index.js";
+import { type ErrorReason, invalidArgument } from "../../src/errors/index.js";
 import type { Logger } from "../../src/log/index.js";
 import type { ListenerLimits } from "../../src/net/index.js";
 import type { Scheduler } from "../../src/scheduler/index.js";
 import { SETTINGS } from "../../src/settings/index.js";
-import type { ProxyReason } from "./http-errors.js";
 import type { NumCtxPolicy } from "./num-ctx.js";
 import type { Api } from "./validate.js";
 
@@ -17,7 +16,7 @@ export interface CallRecord {
   stream: boolean;
   status: number;
   /** Set when the proxy answered an error (or the stream ended in one). */
-  reason: ProxyReason | "client-gone" | "stream-error" | undefined;
+  reason: ErrorReason | "client-gone" | "stream-error" | undefined;
   ticketId: string;
   provider: string;
   model: string;

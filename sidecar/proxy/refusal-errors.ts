@@ -1,40 +1,42 @@
-// How the proxy answers what the scheduler said: a refusal or a scheduler error becomes the
-// proxy's JSON error with the status that names its class (README.md in this folder).
+// How the proxy answers a scheduler's refusal: each refusal reason is one error code and reason
+// of the wire table (src/errors/wire.ts), which gives its statuses, with what the caller needs
+// to act on it (README.md in this folder, "Errors").
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { RefusalOut } from "../../src/scheduler/index.js";
-import { ProxyError } from "./http-errors.js";
 import type { ProxySettings } from "./options.js";
 
 const MAX_RETRY_AFTER_S = 60;
 
-export function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number): ProxyError {
+export function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: number): KubemootError {
+  const model = r.model;
   switch (r.reason) {
     case "prompt-too-large":
-      return new ProxyError(413, "prompt-too-large", r.message, {
-        model: r.model,
-        largest_context: r.largestContext,
-        prompt_tokens: r.promptTokens,
+      return new KubemootError(ErrorCode.TooLarge, r.message, {
+        reason: "prompt-too-large",
+        detail: { model, largest_context: r.largestContext, prompt_tokens: r.promptTokens },
       });
     case "model-too-large":
-      return new ProxyError(507, "model-too-large", r.message, { model: r.model });
+      return new KubemootError(ErrorCode.TooLarge, r.message, {
+        reason: "model-too-large",
+        detail: { model },
+      });
     case "model-unknown":
-      return new ProxyError(404, "model-not-found", r.message, { model: r.model });
+      return new KubemootError(ErrorCode.NotFound, r.message, {
+        reason: "model-not-found",
+        detail: { model },
+      });
     case "provider-unavailable":
-      return new ProxyError(
-        503,
-        "provider-unavailable",
-        r.message,
-        { model: r.model, waited_ms: Math.round(waitedMs) },
-        { "retry-after": String(settings.retryAfterS) },
-      );
+      return new KubemootError(ErrorCode.ProviderFailure, r.message, {
+        reason: "provider-unavailable",
+        detail: { model, waited_ms: Math.round(waitedMs) },
+        retryAfterS: settings.retryAfterS,
+      });
     default:
-      return new ProxyError(
-        503,
-        "gpu-busy",
-        r.message,
-        { model: r.model, waited_ms: Math.round(waitedMs) },
-        { "retry-after": String(retryAfterS(r, settings.retryAfterS)) },
-      );
+      return new KubemootError(ErrorCode.Busy, r.message, {
+        reason: "gpu-busy",
+        detail: { model, waited_ms: Math.round(waitedMs) },
+        retryAfterS: retryAfterS(r, settings.retryAfterS),
+      });
   }
 }
 
@@ -47,23 +49,4 @@ export function retryAfterS(r: RefusalOut, fallbackS: number): number {
   const est = r.estimatedWaitS;
   if (est === undefined || !Number.isFinite(est) || est < 0) return fallbackS;
   return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(est)));
-}
-
-export function schedulerError(err: unknown): ProxyError {
-  if (err instanceof ProxyError) return err;
-  if (KubemootError.is(err)) {
-    if (err.code === ErrorCode.InvalidArgument) return new ProxyError(400, "bad-request", err.message);
-    if (err.code === ErrorCode.PermissionDenied) {
-      return new ProxyError(403, "forbidden", err.message, err.field ? { field: err.field } : {});
-    }
-    if (err.code === ErrorCode.ShuttingDown) return new ProxyError(503, "shutting-down", err.message);
-    if (err.code === ErrorCode.StateUnavailable) {
-      return new ProxyError(503, "state-unavailable", `the shared state cannot be read: ${err.message}`);
-    }
-  }
-  return new ProxyError(
-    500,
-    "internal",
-    `internal error: ${err instanceof Error ? err.message : String(err)}`,
-  );
 }

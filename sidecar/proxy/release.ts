@@ -1,116 +1,122 @@
-// The end of a placed proxied call: release its ticket with what the call told the proxy (its
+// The release stage of a placed call: release its ticket with what the call told the proxy (its
 // outcome, the engine's counts, the context it ran with), and report a cut prompt the
-// scheduler's judgement found.
+// scheduler's judgement found (README.md in this folder, "Release outcomes", "Silent truncation").
 import type { CallOutcome } from "../../src/core/index.js";
-import type { PlacementOut } from "../../src/scheduler/index.js";
-import type { CallContext } from "./call.js";
-import type { ForwardOutcome } from "./forward.js";
-import type { ProxyError } from "./http-errors.js";
-import type { NumCtxDecision } from "./num-ctx.js";
-import type { CallRecord } from "./options.js";
-import { type CallRequest, EMBED_APIS } from "./validate.js";
+import type { PlacedCall } from "./call-state.js";
+import { EMBED_APIS } from "./validate.js";
+
+interface Verdict {
+  result: CallOutcome;
+  /** The provider ran the call (so it says something about the provider). */
+  ran: boolean;
+  unreachable: boolean;
+  latencyMs: number;
+  error: string;
+}
+
+/**
+ * What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or left
+ * by its client before any answer) says nothing about the provider: it is released as not run,
+ * so it neither counts as a failure nor records the model resident.
+ */
+function verdict(p: PlacedCall): Verdict {
+  const { outcome, refused } = p;
+  if (!outcome || refused) {
+    const error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
+    return { result: "unspecified", ran: false, unreachable: false, latencyMs: 0, error };
+  }
+  switch (outcome.kind) {
+    case "ok":
+      return { result: "succeeded", ran: true, unreachable: false, latencyMs: outcome.latencyMs, error: "" };
+    case "failed":
+      return {
+        result: "failed",
+        ran: outcome.providerFault,
+        unreachable: outcome.unreachable === true,
+        latencyMs: 0,
+        error: outcome.error.message,
+      };
+    case "broken":
+      return {
+        result: "failed",
+        ran: true,
+        unreachable: outcome.unreachable === true,
+        latencyMs: 0,
+        error: outcome.message,
+      };
+    case "client-gone":
+      // The provider did nothing wrong; a partial call says nothing about latency.
+      return {
+        result: outcome.answered ? "succeeded" : "unspecified",
+        ran: outcome.answered,
+        unreachable: false,
+        latencyMs: 0,
+        error: "client went away",
+      };
+  }
+}
 
 /** Releases the ticket with what the call told; reports a silent cut. Never throws. */
-export async function releaseCall(
-  ctx: CallContext,
-  call: CallRequest,
-  tokens: number,
-  p: PlacementOut,
-  outcome: ForwardOutcome | undefined,
-  refused: ProxyError | undefined,
-  record: CallRecord,
-  numCtx: NumCtxDecision | undefined,
-): Promise<void> {
-  const { scheduler, logger, hooks } = ctx;
+export async function releaseCall(p: PlacedCall): Promise<void> {
+  const { call, request, placement, outcome, numCtx } = p;
+  const { scheduler, logger } = call.ctx;
   const report = outcome && (outcome.kind === "ok" || outcome.kind === "broken") ? outcome.report : undefined;
-  const reported = report?.promptTokens ?? 0;
-  record.promptTokens = reported;
-  record.outputTokens = report?.outputTokens ?? 0;
+  p.promptTokens = report?.promptTokens ?? 0;
+  p.outputTokens = report?.outputTokens ?? 0;
   // A batch's count covers every input, so it says nothing about filling one input's context.
-  const sentCtx = numCtx && numCtx.kind !== "refuse" && !EMBED_APIS.has(call.api) ? numCtx.value : undefined;
-  // What to tell the scheduler. A call never forwarded (or rejected as the caller's fault, or
-  // left by its client before any answer) says nothing about the provider: it is released as
-  // not run, so it neither counts as a failure nor records the model resident.
-  let result: CallOutcome;
-  let ran = true;
-  let unreachable = false;
-  let latencyMs = 0;
-  let error = "";
-  if (!outcome || refused) {
-    result = "unspecified";
-    ran = false;
-    error = refused ? `not forwarded: ${refused.message}` : "not forwarded";
-  } else {
-    switch (outcome.kind) {
-      case "ok":
-        result = "succeeded";
-        latencyMs = outcome.latencyMs;
-        break;
-      case "failed":
-        result = "failed";
-        ran = outcome.providerFault;
-        error = outcome.error.message;
-        unreachable = outcome.unreachable === true;
-        break;
-      case "broken":
-        result = "failed";
-        error = outcome.message;
-        unreachable = outcome.unreachable === true;
-        break;
-      case "client-gone":
-        // The provider did nothing wrong; a partial call says nothing about latency.
-        result = outcome.answered ? "succeeded" : "unspecified";
-        ran = outcome.answered;
-        error = "client went away";
-        break;
-    }
-  }
+  const sentCtx =
+    numCtx && numCtx.kind !== "refuse" && !EMBED_APIS.has(request.api) ? numCtx.value : undefined;
+  const v = verdict(p);
   try {
     await scheduler.release({
-      ticketId: p.ticketId,
-      outcome: result,
-      ran,
-      latencyMs: Math.round(latencyMs),
-      promptTokens: reported,
-      promptChars: call.learnChars ?? call.promptChars,
-      outputTokens: report?.outputTokens ?? 0,
+      ticketId: placement.ticketId,
+      outcome: v.result,
+      ran: v.ran,
+      latencyMs: Math.round(v.latencyMs),
+      promptTokens: p.promptTokens,
+      promptChars: request.learnChars ?? request.promptChars,
+      outputTokens: p.outputTokens,
       loadMs: Math.round(report?.loadMs ?? 0),
-      providerUnreachable: unreachable,
-      error,
+      providerUnreachable: v.unreachable,
+      error: v.error,
       ...(sentCtx !== undefined ? { contextSent: sentCtx } : {}),
     });
   } catch (err) {
     logger.error(
-      { err, ticket: p.ticketId },
+      { err, ticket: placement.ticketId },
       "proxy: releasing the ticket failed (its lease will reclaim it)",
     );
   }
   // The scheduler judged the call (Attribute reports the same verdict).
-  const truncated = scheduler.attribute(p.ticketId)?.truncated ?? false;
-  record.truncated = truncated;
-  if (truncated) {
-    logger.warn(
-      {
-        ticket: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimated: tokens,
-        reported,
-        num_ctx: sentCtx,
-      },
-      "proxy: the engine's own prompt count shows it cut the prompt (silent truncation)",
-    );
-    try {
-      hooks.onTruncation?.({
-        ticketId: p.ticketId,
-        provider: p.provider,
-        model: p.model,
-        estimatedPromptTokens: tokens,
-        reportedPromptTokens: reported,
-        numCtx: sentCtx,
-      });
-    } catch (err) {
-      logger.warn({ err }, "proxy: onTruncation hook failed");
-    }
+  p.truncated = scheduler.attribute(placement.ticketId)?.truncated ?? false;
+  if (p.truncated) reportTruncation(p, sentCtx);
+}
+
+function reportTruncation(p: PlacedCall, numCtx: number | undefined): void {
+  const { call, placement } = p;
+  const { logger, hooks } = call.ctx;
+  const estimated = call.estimate.tokens;
+  logger.warn(
+    {
+      ticket: placement.ticketId,
+      provider: placement.provider,
+      model: placement.model,
+      estimated,
+      reported: p.promptTokens,
+      num_ctx: numCtx,
+    },
+    "proxy: the engine's own prompt count shows it cut the prompt (silent truncation)",
+  );
+  try {
+    hooks.onTruncation?.({
+      ticketId: placement.ticketId,
+      provider: placement.provider,
+      model: placement.model,
+      estimatedPromptTokens: estimated,
+      reportedPromptTokens: p.promptTokens,
+      numCtx,
+    });
+  } catch (err) {
+    logger.warn({ err }, "proxy: onTruncation hook failed");
   }
 }

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ProxyError } from "./http-errors.js";
+import { KubemootError, wireRow } from "../../src/errors/index.js";
 import { callCandidates, parseCallHeaders } from "./kubemoot-headers.js";
 import { applyNumCtx, decideNumCtx } from "./num-ctx.js";
 import { goDurationMs, parseChat, parseGenerate, parseOpenAIChat } from "./validate.js";
 
-function fails(fn: () => unknown): ProxyError {
+function fails(fn: () => unknown): KubemootError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(ProxyError);
-    return err as ProxyError;
+    expect(err).toBeInstanceOf(KubemootError);
+    return err as KubemootError;
   }
   throw new Error("did not fail");
 }
@@ -71,7 +71,7 @@ describe("request validation", () => {
     expect(fails(() => parseOpenAIChat({ model: "m", messages: [{ content: "x" }] })).message).toMatch(
       /role/,
     );
-    expect(fails(() => parseChat({ model: "m", keep_alive: true })).status).toBe(400);
+    expect(wireRow(fails(() => parseChat({ model: "m", keep_alive: true }))).http).toBe(400);
   });
 
   it("parses Go durations", () => {

@@ -177,6 +177,9 @@ function outcomeOf(v: CallOutcome): CallOutcomeKind {
   }
 }
 
+// A refusal is an answer, not an error (a refused Place succeeds with a Refusal), so its reason
+// maps onto the proto's own enum here, not through the wire table (src/errors/wire.ts). The
+// proxy answers the same refusals as errors of that table (sidecar/proxy/refusal-errors.ts).
 const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
   "gpu-busy": Refusal_Reason.GPU_BUSY,
   "model-too-large": Refusal_Reason.MODEL_TOO_LARGE,

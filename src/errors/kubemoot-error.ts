@@ -1,52 +1,36 @@
-// One error family for the whole project, with stable string codes (like undici's
-// UND_ERR_* or ConnectError's codes): callers branch on `code`, never on message text.
+// One error family for the whole project: a stable `code` (codes.ts), refined by a `reason` where
+// a surface answers it more exactly, and what its answer carries. How each goes out over RPC and
+// HTTP is the wire table's (wire.ts).
+import { ErrorCode } from "./codes.js";
+import { defaultReason, type ErrorDetail, type ReasonOf } from "./wire.js";
 
-export const ErrorCode = {
-  /** A request or configuration value is malformed or out of range; `field` names it. */
-  InvalidArgument: "KUBEMOOT_INVALID_ARGUMENT",
-  /** Configuration at start is invalid; the process should exit with the message. */
-  InvalidConfig: "KUBEMOOT_INVALID_CONFIG",
-  /** A manifest (YAML/JSON document) is invalid; `field` names the file and field. */
-  InvalidManifest: "KUBEMOOT_INVALID_MANIFEST",
-  /** The shared-state backend (NATS) cannot be reached. */
-  StateUnavailable: "KUBEMOOT_STATE_UNAVAILABLE",
-  /** A compare-and-set lost: another writer advanced the key first. */
-  StateConflict: "KUBEMOOT_STATE_CONFLICT",
-  /** A key that must not exist already exists (create-if-absent). */
-  StateExists: "KUBEMOOT_STATE_EXISTS",
-  /** The thing named (ticket, model, provider) does not exist. */
-  NotFound: "KUBEMOOT_NOT_FOUND",
-  /** The caller may not act for what it named (another agent than the sidecar's own). */
-  PermissionDenied: "KUBEMOOT_PERMISSION_DENIED",
-  /** An inference provider failed or could not be reached. */
-  ProviderFailure: "KUBEMOOT_PROVIDER_FAILURE",
-  /** An external inventory source (a topology webhook) failed or could not be read. */
-  SourceUnavailable: "KUBEMOOT_SOURCE_UNAVAILABLE",
-  /** An operation ran out of time. */
-  Timeout: "KUBEMOOT_TIMEOUT",
-  /** The process is shutting down and takes no new work. */
-  ShuttingDown: "KUBEMOOT_SHUTTING_DOWN",
-  /** A bug: an invariant did not hold. */
-  Internal: "KUBEMOOT_INTERNAL",
-} as const;
-
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
-
-export interface KubemootErrorOptions {
-  /** The field (or file and field) a validation error is about. */
+export interface KubemootErrorOptions<C extends ErrorCode = ErrorCode> {
+  /** The field (or file and field) a validation error is about; HTTP answers name it (`field`, OpenAI `param`). */
   field?: string;
+  /** What refines the code on the wire; default the code's first reason in the wire table. */
+  reason?: ReasonOf<C>;
+  /** JSON fields the HTTP answer adds (wire.ts ErrorDetail: names as sent, units documented). */
+  detail?: ErrorDetail;
+  /** Seconds after which trying again may succeed: the HTTP answer's Retry-After. */
+  retryAfterS?: number;
   cause?: unknown;
 }
 
-export class KubemootError extends Error {
+export class KubemootError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = "KubemootError";
-  readonly code: ErrorCode;
+  readonly code: C;
+  readonly reason: ReasonOf<C>;
   readonly field: string | undefined;
+  readonly detail: ErrorDetail | undefined;
+  readonly retryAfterS: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: KubemootErrorOptions = {}) {
+  constructor(code: C, message: string, options: KubemootErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.reason = options.reason ?? defaultReason(code);
     this.field = options.field;
+    this.detail = options.detail;
+    this.retryAfterS = options.retryAfterS;
   }
 
   /** True for any KubemootError, optionally of one code; works across module copies. */
@@ -55,9 +39,19 @@ export class KubemootError extends Error {
     const e = err as { name?: unknown; code?: unknown };
     return e.name === "KubemootError" && (code === undefined || e.code === code);
   }
+
+  /** `err` itself when it is one; anything else is a bug: Internal, with `err` as its cause. */
+  static from(err: unknown): KubemootError {
+    if (KubemootError.is(err)) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new KubemootError(ErrorCode.Internal, `internal error: ${message}`, { cause: err });
+  }
 }
 
 /** Shorthand for the most common case: a bad value in a named field. */
-export function invalidArgument(field: string, message: string): KubemootError {
+export function invalidArgument(
+  field: string,
+  message: string,
+): KubemootError<typeof ErrorCode.InvalidArgument> {
   return new KubemootError(ErrorCode.InvalidArgument, `${field}: ${message}`, { field });
 }

@@ -16,6 +16,7 @@ import {
   plan,
 } from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
+import { ErrorCode, KubemootError } from "../errors/index.js";
 import {
   addQuantities,
   canonicalQuantity,
@@ -60,13 +61,13 @@ function asSemver(v: CelValue): Semver | undefined {
 function operand(v: CelValue): Quantity {
   if (typeof v === "bigint") return quantityFromInteger(v);
   const q = asQuantity(v);
-  if (!q) throw new Error("expected a quantity or an int");
+  if (!q) throw new KubemootError(ErrorCode.InvalidArgument, "expected a quantity or an int");
   return q;
 }
 
 function quantityTarget(v: CelValue): Quantity {
   const q = asQuantity(v);
-  if (!q) throw new Error("method needs a quantity");
+  if (!q) throw new KubemootError(ErrorCode.InvalidArgument, "method needs a quantity");
   return q;
 }
 
@@ -78,12 +79,12 @@ function compare(a: CelValue, b: CelValue): number {
   const sa = asSemver(a);
   const sb = asSemver(b);
   if (sa && sb) return compareSemver(sa, sb);
-  throw new Error("compareTo needs two quantities or two semvers");
+  throw new KubemootError(ErrorCode.InvalidArgument, "compareTo needs two quantities or two semvers");
 }
 
 function semverPart(v: CelValue, part: "major" | "minor" | "patch"): bigint {
   const s = asSemver(v);
-  if (!s) throw new Error(`${part}() needs a semver`);
+  if (!s) throw new KubemootError(ErrorCode.InvalidArgument, `${part}() needs a semver`);
   return s[part];
 }
 
@@ -92,13 +93,13 @@ const { DYN, STRING, INT, BOOL, DOUBLE } = CelScalar;
 const FUNCS = [
   celFunc("quantity", [STRING], DYN, (text) => {
     const q = parseQuantity(text);
-    if (!q) throw new Error(`invalid quantity "${text}"`);
+    if (!q) throw new KubemootError(ErrorCode.InvalidArgument, `invalid quantity "${text}"`);
     return quantityValue(q);
   }),
   celFunc("isQuantity", [STRING], BOOL, (text) => parseQuantity(text) !== undefined),
   celFunc("semver", [STRING], DYN, (text) => {
     const v = parseSemver(text);
-    if (!v) throw new Error(`invalid semver "${text}"`);
+    if (!v) throw new KubemootError(ErrorCode.InvalidArgument, `invalid semver "${text}"`);
     return semverValue(v);
   }),
   celFunc("isSemver", [STRING], BOOL, (text) => parseSemver(text) !== undefined),
@@ -119,7 +120,8 @@ const FUNCS = [
   }),
   celMethod("asInteger", DYN, [], INT, function () {
     const n = quantityAsInteger(quantityTarget(this));
-    if (n === undefined) throw new Error("quantity is not an int64 integer");
+    if (n === undefined)
+      throw new KubemootError(ErrorCode.InvalidArgument, "quantity is not an int64 integer");
     return n;
   }),
   celMethod("isInteger", DYN, [], BOOL, function () {
@@ -182,7 +184,11 @@ export function compileSelector(expression: string): Compiled {
   try {
     const parsed = parse(expression);
     const unknown = [...unknownFunctions(parsed.expr, new Set())];
-    if (unknown.length > 0) throw new Error(`undeclared function ${unknown.map((f) => `'${f}'`).join(", ")}`);
+    if (unknown.length > 0)
+      throw new KubemootError(
+        ErrorCode.InvalidArgument,
+        `undeclared function ${unknown.map((f) => `'${f}'`).join(", ")}`,
+      );
     const run = plan(ENV, parsed);
     compiled = {
       ok: true,

@@ -40,7 +40,7 @@ export function errorMessage(err: unknown): string {
 }
 
 /** Maps a client or server error onto the KubemootError callers branch on. */
-export function toStateError(err: unknown, bucket: string, key: string, kind: FailureKind): Error {
+export function toStateError(err: unknown, bucket: string, key: string, kind: FailureKind): KubemootError {
   if (err instanceof JetStreamApiError) {
     if (WRONG_LAST_SEQUENCE.has(err.code)) {
       return kind === "create" ? stateExists(bucket, key, err) : stateConflict(bucket, key, err);

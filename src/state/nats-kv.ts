@@ -131,7 +131,10 @@ export class NatsKvStore implements KvStore {
     js: JetStreamClient,
   ) {
     this.connection.onStatus((up) => {
-      if (!up) this.inFlight.failAll(new Error("disconnected while the request was in flight"));
+      if (!up)
+        this.inFlight.failAll(
+          new KubemootError(ErrorCode.StateUnavailable, "disconnected while the request was in flight"),
+        );
     });
     this.kvm = new Kvm(js);
     void this.followStatus();
@@ -148,7 +151,8 @@ export class NatsKvStore implements KvStore {
         // Reads go to the stream leader: a direct get may answer from a lagging replica.
         allow_direct: false,
       });
-      if (!(kv instanceof Bucket)) throw new Error("the KV client returned an unexpected bucket type");
+      if (!(kv instanceof Bucket))
+        throw new KubemootError(ErrorCode.Internal, "the KV client returned an unexpected bucket type");
       return new NatsBucket(name, settings, kv, this.inFlight, this.connection);
     } catch (err) {
       // Least-privilege users (docs/deploy.md): only the operator's may create the buckets.
@@ -167,7 +171,7 @@ export class NatsKvStore implements KvStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.inFlight.failAll(new Error("connection closed"));
+    this.inFlight.failAll(new KubemootError(ErrorCode.StateUnavailable, "connection closed"));
     await this.nc.close().catch(() => undefined);
   }
 

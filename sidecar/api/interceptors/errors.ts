@@ -1,26 +1,18 @@
 // The API's one error path: whatever a handler throws becomes a ConnectError here, and
 // connect-node writes it in each protocol's own form (gRPC status, Connect JSON, gRPC-Web
-// trailer). Handlers throw our error family; connect's codes are the RPC codes.
+// trailer). Handlers throw our error family; its RPC codes are the wire table's
+// (src/errors/wire.ts), named there as connect's `Code` keys.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { ErrorCode, KubemootError } from "../../../src/errors/index.js";
+import { KubemootError, wireRow } from "../../../src/errors/index.js";
 
-const CODES: Partial<Record<ErrorCode, Code>> = {
-  [ErrorCode.InvalidArgument]: Code.InvalidArgument,
-  [ErrorCode.NotFound]: Code.NotFound,
-  [ErrorCode.PermissionDenied]: Code.PermissionDenied,
-  [ErrorCode.StateUnavailable]: Code.Unavailable,
-  [ErrorCode.ShuttingDown]: Code.Unavailable,
-  [ErrorCode.Timeout]: Code.DeadlineExceeded,
-};
-
-/** A KubemootError by its code (INTERNAL for codes without an RPC meaning); anything else is a bug: INTERNAL. */
+/** A KubemootError by the wire table's row for its code and reason; anything else is a bug: INTERNAL. */
 export function toConnectError(err: unknown, method?: DescMethod): ConnectError {
   if (err instanceof ConnectError) {
     return method !== undefined && isRequestParseError(err) ? malformedRequest(method, err) : err;
   }
   if (KubemootError.is(err)) {
-    return new ConnectError(err.message, CODES[err.code] ?? Code.Internal, undefined, undefined, err);
+    return new ConnectError(err.message, Code[wireRow(err).rpc], undefined, undefined, err);
   }
   return new ConnectError(
     err instanceof Error ? err.message : String(err),

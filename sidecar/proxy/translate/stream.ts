@@ -49,71 +49,111 @@ export function plainDelta(data: string, key: "content" | "text"): string | unde
 }
 
 export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now): FrameTap {
-  const decoder = new StringDecoder("utf8");
-  let pending = ""; // text after the last newline
-  let data: string[] = []; // the data lines of the event being read
-  let finish: unknown;
-  let finalSent = false;
-  const calls: PartialCall[] = [];
-  const rep: StreamReport = { promptTokens: 0, outputTokens: 0, done: false, error: undefined };
-  const generate = shape.api === "generate";
+  return new SseToNdjson(shape, now);
+}
 
+class SseToNdjson implements FrameTap {
+  private readonly decoder = new StringDecoder("utf8");
+  private pending = ""; // text after the last newline
+  private data: string[] = []; // the data lines of the event being read
+  private finish: unknown;
+  private finalSent = false;
+  private readonly calls: PartialCall[] = [];
+  private readonly rep: StreamReport = { promptTokens: 0, outputTokens: 0, done: false, error: undefined };
+  private readonly generate: boolean;
+  private readonly deltaKey: "content" | "text";
   // The hot path (one line per token): the line's head is built once per push, and a content
   // chunk's line is written as text rather than through an object.
-  const modelJson = JSON.stringify(shape.model);
-  let head = "";
-  const stamp = () => {
-    head = `{"model":${modelJson},"created_at":"${new Date(now()).toISOString()}",`;
-  };
-  stamp();
-  const line = (fields: Obj): string => `${head}${JSON.stringify(fields).slice(1)}\n`;
-  const piece = (content: string, thinking?: string): string =>
-    thinking
-      ? generate
-        ? line({ response: content, thinking, done: false })
-        : line({ message: { role: "assistant", content, thinking }, done: false })
-      : generate
-        ? `${head}"response":${JSON.stringify(content)},"done":false}\n`
-        : `${head}"message":{"role":"assistant","content":${JSON.stringify(content)}},"done":false}\n`;
+  private readonly modelJson: string;
+  private head = "";
 
-  const flushCalls = (): string => {
-    if (calls.length === 0 || generate) return "";
+  constructor(
+    private readonly shape: AnswerShape,
+    private readonly now: () => number,
+  ) {
+    this.generate = shape.api === "generate";
+    this.deltaKey = shape.target === "completions" ? "text" : "content";
+    this.modelJson = JSON.stringify(shape.model);
+    this.stamp();
+  }
+
+  push(chunk: Buffer): Buffer | undefined {
+    this.stamp();
+    const out = this.consume(this.decoder.write(chunk), false);
+    return out === "" ? undefined : Buffer.from(out);
+  }
+
+  end(): Buffer | undefined {
+    this.stamp();
+    // An engine that ends the stream without [DONE] but after its finish still finished.
+    const out = this.consume(this.decoder.end(), true) + this.final();
+    return out === "" ? undefined : Buffer.from(out);
+  }
+
+  get clean(): boolean {
+    return true; // only whole lines are ever emitted
+  }
+
+  report(): StreamReport {
+    return { ...this.rep };
+  }
+
+  private stamp(): void {
+    this.head = `{"model":${this.modelJson},"created_at":"${new Date(this.now()).toISOString()}",`;
+  }
+
+  private line(fields: Obj): string {
+    return `${this.head}${JSON.stringify(fields).slice(1)}\n`;
+  }
+
+  /** A content chunk whose content is already a JSON string literal. */
+  private contentLine(literal: string): string {
+    return this.generate
+      ? `${this.head}"response":${literal},"done":false}\n`
+      : `${this.head}"message":{"role":"assistant","content":${literal}},"done":false}\n`;
+  }
+
+  private piece(content: string, thinking?: string): string {
+    if (!thinking) return this.contentLine(JSON.stringify(content));
+    return this.generate
+      ? this.line({ response: content, thinking, done: false })
+      : this.line({ message: { role: "assistant", content, thinking }, done: false });
+  }
+
+  private flushCalls(): string {
+    const calls = this.calls;
+    if (calls.length === 0 || this.generate) return "";
     const list = ollamaToolCalls(
       calls.map((c) => ({ ...(c.id ? { id: c.id } : {}), function: { name: c.name, arguments: c.args } })),
     );
     calls.length = 0;
-    return line({ message: { role: "assistant", content: "", tool_calls: list }, done: false });
-  };
+    return this.line({ message: { role: "assistant", content: "", tool_calls: list }, done: false });
+  }
 
-  const final = (): string => {
-    if (finalSent || finish === undefined) return "";
-    finalSent = true;
+  private final(): string {
+    if (this.finalSent || this.finish === undefined) return "";
+    this.finalSent = true;
+    const rep = this.rep;
     rep.done = true;
     const tail = {
       done: true,
-      done_reason: doneReason(finish),
+      done_reason: doneReason(this.finish),
       prompt_eval_count: rep.promptTokens,
       eval_count: rep.outputTokens,
     };
     return (
-      flushCalls() +
-      (generate
-        ? line({ response: "", ...tail })
-        : line({ message: { role: "assistant", content: "" }, ...tail }))
+      this.flushCalls() +
+      (this.generate
+        ? this.line({ response: "", ...tail })
+        : this.line({ message: { role: "assistant", content: "" }, ...tail }))
     );
-  };
+  }
 
   /** One whole event's data → the NDJSON it becomes. */
-  const deltaKey = shape.target === "completions" ? "text" : "content";
-  const event = (text: string): string => {
-    if (text === "[DONE]") return final();
-    const plain = plainDelta(text, deltaKey);
-    if (plain !== undefined) {
-      if (plain === '""') return "";
-      return generate
-        ? `${head}"response":${plain},"done":false}\n`
-        : `${head}"message":{"role":"assistant","content":${plain}},"done":false}\n`;
-    }
+  private event(text: string): string {
+    if (text === "[DONE]") return this.final();
+    const plain = plainDelta(text, this.deltaKey);
+    if (plain !== undefined) return plain === '""' ? "" : this.contentLine(plain);
     let obj: unknown;
     try {
       obj = JSON.parse(text);
@@ -125,83 +165,72 @@ export function sseToNdjsonTap(shape: AnswerShape, now: () => number = Date.now)
       const e = obj.error;
       const message =
         typeof e === "string" ? e : isObj(e) && typeof e.message === "string" ? e.message : JSON.stringify(e);
-      rep.error = message;
+      this.rep.error = message;
       return `${JSON.stringify({ error: message })}\n`;
     }
     if (isObj(obj.usage)) {
       const u = obj.usage;
-      if (typeof u.prompt_tokens === "number") rep.promptTokens = u.prompt_tokens;
-      if (typeof u.completion_tokens === "number") rep.outputTokens = u.completion_tokens;
+      if (typeof u.prompt_tokens === "number") this.rep.promptTokens = u.prompt_tokens;
+      if (typeof u.completion_tokens === "number") this.rep.outputTokens = u.completion_tokens;
     }
     let out = "";
     for (const c of Array.isArray(obj.choices) ? obj.choices : []) {
-      if (!isObj(c)) continue;
-      if (shape.target === "completions") {
-        if (typeof c.text === "string" && c.text !== "") out += piece(c.text);
-      } else {
-        const d = isObj(c.delta) ? c.delta : {};
-        const content = typeof d.content === "string" ? d.content : "";
-        const thinking = typeof d.reasoning_content === "string" ? d.reasoning_content : "";
-        if (content !== "" || thinking !== "") out += piece(content, thinking || undefined);
-        for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
-          if (!isObj(t)) continue;
-          const at = typeof t.index === "number" ? t.index : calls.length;
-          const fn = isObj(t.function) ? t.function : {};
-          const call = calls[at] ?? { name: "", args: "" };
-          calls[at] = call;
-          if (typeof t.id === "string") call.id = t.id;
-          if (typeof fn.name === "string") call.name += fn.name;
-          if (typeof fn.arguments === "string") call.args += fn.arguments;
-        }
-      }
-      if (typeof c.finish_reason === "string") {
-        finish = c.finish_reason;
-        out += flushCalls();
-      }
+      if (isObj(c)) out += this.choice(c);
     }
     return out;
-  };
+  }
 
-  const consume = (text: string, atEnd: boolean): string => {
+  /** One choice of a parsed event: its text, thinking and tool-call pieces, and its finish. */
+  private choice(c: Obj): string {
     let out = "";
-    const lines = (pending + text).split("\n");
-    pending = atEnd ? "" : (lines.pop() ?? "");
+    if (this.shape.target === "completions") {
+      if (typeof c.text === "string" && c.text !== "") out += this.piece(c.text);
+    } else {
+      const d = isObj(c.delta) ? c.delta : {};
+      const content = typeof d.content === "string" ? d.content : "";
+      const thinking = typeof d.reasoning_content === "string" ? d.reasoning_content : "";
+      if (content !== "" || thinking !== "") out += this.piece(content, thinking || undefined);
+      for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) if (isObj(t)) this.toolCall(t);
+    }
+    if (typeof c.finish_reason === "string") {
+      this.finish = c.finish_reason;
+      out += this.flushCalls();
+    }
+    return out;
+  }
+
+  /** A piece of a streamed tool call, gathered until the call is complete. */
+  private toolCall(t: Obj): void {
+    const calls = this.calls;
+    const at = typeof t.index === "number" ? t.index : calls.length;
+    const fn = isObj(t.function) ? t.function : {};
+    const call = calls[at] ?? { name: "", args: "" };
+    calls[at] = call;
+    if (typeof t.id === "string") call.id = t.id;
+    if (typeof fn.name === "string") call.name += fn.name;
+    if (typeof fn.arguments === "string") call.args += fn.arguments;
+  }
+
+  private consume(text: string, atEnd: boolean): string {
+    let out = "";
+    const lines = (this.pending + text).split("\n");
+    this.pending = atEnd ? "" : (lines.pop() ?? "");
     for (const raw of lines) {
       const l = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
       if (l === "") {
-        if (data.length > 0) out += event(data.join("\n"));
-        data = [];
-      } else if (l.startsWith("data:")) data.push(l.slice(5).trimStart());
+        if (this.data.length > 0) out += this.event(this.data.join("\n"));
+        this.data = [];
+      } else if (l.startsWith("data:")) this.data.push(l.slice(5).trimStart());
     }
-    if (atEnd && data.length > 0) {
-      out += event(data.join("\n"));
-      data = [];
+    if (atEnd && this.data.length > 0) {
+      out += this.event(this.data.join("\n"));
+      this.data = [];
     }
-    if (pending.length > MAX_EVENT_CHARS) {
-      pending = "";
-      rep.error = `an event over ${MAX_EVENT_CHARS} characters`;
-      out += `${JSON.stringify({ error: rep.error })}\n`;
+    if (this.pending.length > MAX_EVENT_CHARS) {
+      this.pending = "";
+      this.rep.error = `an event over ${MAX_EVENT_CHARS} characters`;
+      out += `${JSON.stringify({ error: this.rep.error })}\n`;
     }
     return out;
-  };
-
-  return {
-    push(chunk) {
-      stamp();
-      const out = consume(decoder.write(chunk), false);
-      return out === "" ? undefined : Buffer.from(out);
-    },
-    end() {
-      stamp();
-      // An engine that ends the stream without [DONE] but after its finish still finished.
-      const out = consume(decoder.end(), true) + final();
-      return out === "" ? undefined : Buffer.from(out);
-    },
-    get clean() {
-      return true; // only whole lines are ever emitted
-    },
-    report() {
-      return { ...rep };
-    },
-  };
+  }
 }

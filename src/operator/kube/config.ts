@@ -2,6 +2,7 @@
 // account), a named file, the in-cluster config explicitly, or a bare server URL without
 // credentials (`kubectl proxy`, and the tests' fake API server).
 import { KubeConfig } from "@kubernetes/client-node";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 
 export interface KubeConfigOptions {
   /** A kubeconfig file; default: KUBECONFIG, then ~/.kube/config, then in-cluster. */
@@ -21,7 +22,8 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
   else if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
   else kc.loadFromDefault();
   if (options.context !== undefined) kc.setCurrentContext(options.context);
-  if (!kc.getCurrentCluster()) throw new Error("kubeconfig: no current cluster");
+  if (!kc.getCurrentCluster())
+    throw new KubemootError(ErrorCode.InvalidConfig, "kubeconfig: no current cluster");
   return kc;
 }
 

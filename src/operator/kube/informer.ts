@@ -15,6 +15,7 @@ import {
   type ObjectCache,
   UPDATE,
 } from "@kubernetes/client-node";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 import { errorMessage, type KubeList, type KubeObject } from "./client.js";
@@ -76,7 +77,10 @@ export class ResilientInformer {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const waiters = this.syncWaiters;
     this.syncWaiters = [];
-    for (const w of waiters) w.reject(new Error(`informer ${this.name} stopped before its first list`));
+    for (const w of waiters)
+      w.reject(
+        new KubemootError(ErrorCode.ShuttingDown, `informer ${this.name} stopped before its first list`),
+      );
     await this.inner.stop();
   }
 

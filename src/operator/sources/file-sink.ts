@@ -25,6 +25,7 @@ import {
   toDryRun,
   type Unschedulable,
 } from "../../binding/index.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
 import { type BindingSink, count, emptyReport, type RestoredStatus, type SinkReport } from "./types.js";
 
@@ -73,7 +74,7 @@ const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** Where the binding of agent `<namespace>/<name>` is written under the sink's directory. */
 export function bindingFilePath(dir: string, namespace: string, name: string): string {
   if (!NAME.test(namespace) || !NAME.test(name)) {
-    throw new Error(`not a Kubernetes object name: ${namespace}/${name}`);
+    throw new KubemootError(ErrorCode.InvalidArgument, `not a Kubernetes object name: ${namespace}/${name}`);
   }
   return join(dir, BINDINGS_DIR, namespace, `${name}.json`);
 }

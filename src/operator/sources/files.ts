@@ -16,6 +16,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve, sep } from "node:path";
 import type { ClusterSnapshot } from "../../binding/index.js";
+import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
 import { formatIssue, type ManifestIssue, manifestFiles } from "../../manifests/index.js";
 import { emptyManifestSet, type ManifestSet, parseManifests, toSnapshot } from "../manifests/index.js";
@@ -61,7 +62,11 @@ export class FileManifestSource implements ManifestSource {
   private scans = 0;
 
   constructor(options: FileSourceOptions) {
-    if (options.paths.length === 0) throw new Error("file source: at least one manifests path is required");
+    if (options.paths.length === 0)
+      throw new KubemootError(
+        ErrorCode.InvalidConfig,
+        "file source: at least one manifests path is required",
+      );
     this.paths = options.paths.map((p) => resolve(p));
     this.ignore = (options.ignore ?? []).map((p) => resolve(p));
     this.debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;

@@ -10,7 +10,7 @@
 // A spec change replaces the source's tracker (and its poller); a deleted source stops its
 // poller. snapshots() gives the accepted level values in force, for profiles and admission.
 import type { KubeConfig } from "@kubernetes/client-node";
-import { invalidArgument } from "../../errors/index.js";
+import { ErrorCode, invalidArgument, KubemootError } from "../../errors/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
 import {
   evaluateSource,
@@ -176,7 +176,10 @@ export class TopologySourceController {
     let arm: ReturnType<typeof parseTopologySourceArm>;
     try {
       if (!source)
-        throw new Error(issues.map((i) => `${i.field}: ${i.message}`).join("; ") || "invalid spec");
+        throw new KubemootError(
+          ErrorCode.InvalidManifest,
+          issues.map((i) => `${i.field}: ${i.message}`).join("; ") || "invalid spec",
+        );
       arm = parseTopologySourceArm(obj.spec, `TopologySource ${name}: spec`);
     } catch (err) {
       return this.refuse(name, print, "InvalidSpec", err);
@@ -194,7 +197,12 @@ export class TopologySourceController {
       if (this.allowedHosts.length > 0 && !hostAllowed(arm.url, this.allowedHosts)) {
         const host = new URL(arm.url).host;
         const message = `TopologySource ${name}: spec.webhook.url: host "${host}" is not in the operator's allowed hosts (${this.allowedHosts.join(", ")})`;
-        return this.refuse(name, print, "HostNotAllowed", new Error(message));
+        return this.refuse(
+          name,
+          print,
+          "HostNotAllowed",
+          new KubemootError(ErrorCode.PermissionDenied, message, { field: "spec.webhook.url" }),
+        );
       }
     }
     const nodes = () => this.nodeLabels();

@@ -1,0 +1,96 @@
+// The place stage of a proxied call: the providers' states (a synchronous source costs no turn of
+// the event loop), the unknown-model check, the prompt estimate and the scheduler's PlaceInput;
+// then what `Scheduler.acquire` settled (call.ts awaits it): a placement, or a refusal or an
+// abort answered here (README.md in this folder, "Per call" and "Decisions").
+import type { ProviderState } from "../../src/core/index.js";
+import { normalizeModelName } from "../../src/engines/index.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import type { Acquired, PlaceInput } from "../../src/scheduler/index.js";
+import type { CallContext } from "./call-context.js";
+import { PlacedCall, type ProxyCall } from "./call-state.js";
+import { knownModels } from "./catalog.js";
+import { type CallHeaders, callCandidates } from "./kubemoot-headers.js";
+import { refusalError } from "./refusal-errors.js";
+import type { CallRequest } from "./validate.js";
+
+type States = ProviderState[] | undefined;
+
+/** The providers' states, or undefined when there is no source or it cannot be read now. */
+export function readStates(ctx: CallContext): States | Promise<States> {
+  if (!ctx.providers) return undefined;
+  try {
+    const v = ctx.providers();
+    // A synchronous source (e.g. the watched copy's peekAll) is used as it is.
+    return Array.isArray(v) ? v : v.then(undefined, () => undefined);
+  } catch {
+    return undefined; // the scheduler will say what it can
+  }
+}
+
+/** model-not-found when no provider has the model and it is no configured or given candidate. */
+function checkKnown(ctx: CallContext, model: string, headers: CallHeaders, states: States): void {
+  if (!states || states.length === 0) return; // no state at all: unknown is not absent
+  if (knownModels(states).has(model)) return;
+  const cfg = ctx.scheduler.config;
+  const listed = [...cfg.candidatesMulling, ...cfg.candidatesTriage, ...(headers.candidates ?? [])];
+  if (listed.some((c) => normalizeModelName(c.model) === model)) return;
+  throw new KubemootError(ErrorCode.NotFound, `model "${model}" not found, try pulling it first`, {
+    reason: "model-not-found",
+    detail: { model },
+  });
+}
+
+/** What the call asks the scheduler for; throws model-not-found for a model no one has. */
+export function placeInput(
+  call: ProxyCall,
+  request: CallRequest,
+  headers: CallHeaders,
+  states: States,
+): PlaceInput {
+  const { scheduler, settings } = call.ctx;
+  checkKnown(call.ctx, request.model, headers, states);
+  if (!request.loadOnly) call.estimate = scheduler.promptEstimate(0, request.promptChars);
+  return {
+    agent: headers.agent || settings.agent,
+    threadId: headers.threadId,
+    phase: headers.phase,
+    candidates: callCandidates(
+      request.model,
+      headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
+    ),
+    ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
+    // The scheduler estimates from the chars (and keeps the generous count for refusals).
+    promptTokens: 0,
+    promptChars: request.loadOnly ? 0 : request.promptChars,
+    maxOutputTokens: request.maxOutputTokens,
+    cannotWait: headers.cannotWait,
+  };
+}
+
+/** The placement `acquired` gave, or undefined once the refusal or abort is answered. */
+export function placed(
+  call: ProxyCall,
+  request: CallRequest,
+  states: States,
+  acquired: Acquired,
+): PlacedCall | undefined {
+  if (acquired.kind === "aborted") {
+    call.reason = "client-gone";
+    call.queueWaitMs = acquired.waitedMs;
+    if (!call.res.writableEnded) {
+      if (call.ctx.shutdown.aborted && !call.clientGone) {
+        call.fail(new KubemootError(ErrorCode.ShuttingDown, "the sidecar is shutting down"));
+      } else call.res.destroy();
+    }
+    return undefined;
+  }
+  if (acquired.kind === "refused") {
+    call.queueWaitMs = acquired.waitedMs;
+    call.fail(refusalError(acquired.refusal, call.ctx.settings, acquired.waitedMs));
+    return undefined;
+  }
+  call.queueWaitMs = acquired.queueWaitMs;
+  const state = states?.find((x) => x.name === acquired.placement.provider);
+  call.placed = new PlacedCall(call, request, acquired.placement, state);
+  return call.placed;
+}
