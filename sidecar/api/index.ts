@@ -1,8 +1,4 @@
-export type { ServingStatus } from "./health.js";
-export {
-  callerAgent,
-  identityInterceptor,
-  loggingInterceptor,
-  metricsInterceptor,
-} from "./interceptors/index.js";
-export { type ApiServer, type ApiServerOptions, LIVENESS_SERVICE, startApiServer } from "./server.js";
+// The sidecar's gRPC and Connect API server (docs/design.md §4) and the interceptors its
+// caller (sidecar/main.ts) composes in front of it.
+export { identityInterceptor, loggingInterceptor, metricsInterceptor } from "./interceptors/index.js";
+export { type ApiServer, startApiServer } from "./server.js";

@@ -15,7 +15,7 @@ import {
 import { codeToHttpStatus, errorFromJsonBytes, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import { isRequestParseError, malformedRequest } from "./interceptors/errors.js";
+import { isRequestParseError, malformedRequest } from "./interceptors/index.js";
 
 /** Wraps the router's unary handlers; call after every service is registered. */
 export function answerMalformedRequestsAsInvalid(router: ConnectRouter): void {

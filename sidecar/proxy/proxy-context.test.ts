@@ -4,7 +4,7 @@
 // no residency, ticket or learned ratio leaks between them.
 import { afterEach, describe, expect, it } from "vitest";
 import { chat, closeHarnesses, h, harness, noTickets, post } from "../../test/helpers/proxy-calls.js";
-import type { CallRecord, TruncationReport } from "./index.js";
+import type { CallRecord, TruncationReport } from "./options.js";
 
 afterEach(closeHarnesses);
 

@@ -5,7 +5,7 @@
 // Agents are bound one at a time, coordinators first, then by namespace/name, each phase in
 // code order (mulling, then triage), so that the load term can count the agents already bound
 // to a provider in a phase and topology spread can see the agent's earlier phases.
-import { DEFAULT_ENGINE } from "../core/engines.js";
+import { DEFAULT_ENGINE } from "../core/index.js";
 import { invalidArgument } from "../errors/index.js";
 import { archetypeIndex, BOUND_PHASES, type BoundPhase } from "./archetypes.js";
 import { candidateList } from "./candidates.js";

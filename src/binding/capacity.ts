@@ -1,6 +1,6 @@
 // What a ModelProvider has, read from its status (or its declared memory when no probe has
 // reported VRAM). Unknown stays unknown: 0 and absent values never mean "no room".
-import { usableMiB } from "../core/vram.js";
+import { usableMiB } from "../core/index.js";
 import type { ModelProvider } from "./types.js";
 
 export const DEFAULT_PROVIDER_WEIGHT = 100;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { provider } from "../../test/binding/fixtures.js";
-import type { ProviderState } from "../core/shapes.js";
+import type { ProviderState } from "../core/index.js";
 import { freeFraction } from "./capacity.js";
 import { applyProviderStates } from "./provider-state.js";
 

@@ -2,7 +2,7 @@
 // dry run's --state file) onto ModelProviders: the probe is fresher than a manifest's status.
 // Per the state's zero-value rule, a missing `ready` means not ready and a missing model list
 // means nothing loaded; unknown totals (0) keep what the manifest says.
-import type { ProviderState } from "../core/shapes.js";
+import type { ProviderState } from "../core/index.js";
 import type { LoadedModel, ModelProvider } from "./types.js";
 
 export function applyProviderStates(

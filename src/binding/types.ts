@@ -1,7 +1,7 @@
 // The typed objects the binder reads (docs/rules/binding.md "CRDs") and the results it returns.
 // Sources (the manifests reader, later the Kubernetes informers) turn documents into these;
 // the binder never sees YAML, never reads a clock and never performs I/O.
-import type { Engine } from "../core/engines.js";
+import type { Engine } from "../core/index.js";
 
 export type Labels = Readonly<Record<string, string>>;
 

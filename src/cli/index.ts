@@ -1,10 +1,4 @@
 // The kubemoot-scheduler command (docs/design.md §2): bin/kubemoot-scheduler.js runs `main`
 // with sidecar/'s SidecarHost, which implements the starts declared here.
-export type {
-  LaunchedSidecar,
-  LaunchedStandalone,
-  SidecarHost,
-  SidecarLaunch,
-  StandaloneLaunch,
-} from "./host.js";
+export type { LaunchedSidecar, SidecarHost } from "./host.js";
 export { main } from "./main.js";

@@ -27,7 +27,7 @@ import {
   writeDemoManifests,
 } from "../demo/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import { loadManifests } from "../operator/manifests/index.js";
+import { loadManifests } from "../operator/index.js";
 import { schedulerConfigFromEnv } from "../scheduler/index.js";
 import { SETTINGS } from "../settings/index.js";
 import type { LaunchedStandalone, SidecarHost } from "./host.js";

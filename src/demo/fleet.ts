@@ -3,7 +3,7 @@
 // pointed at them.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Engine } from "../core/engines.js";
+import type { Engine } from "../core/index.js";
 import { type EmulatorHandle, startEmulator } from "../emulator/index.js";
 import { readPromSamples } from "../engines/index.js";
 import { repoRoot } from "../repo-root.js";

@@ -10,7 +10,7 @@
 // The parameter count comes from the tag ("qwen3:8b" → 8B, "qwen3:0.6b", "gemma3:270m") or,
 // failing that, from the on-disk size at Q4_K_M's ~4.85 bits per weight.
 import { createHash } from "node:crypto";
-import { normalizeModelName } from "../engines/ollama-defaults.js";
+import { normalizeModelName } from "../engines/index.js";
 import { invalidArgument } from "../errors/index.js";
 
 export interface ModelConfig {

@@ -7,7 +7,7 @@ import {
   OLLAMA_DEFAULT_MAX_QUEUE,
   OLLAMA_DEFAULT_NUM_PARALLEL,
   ollamaDefaultContextLength,
-} from "../engines/ollama-defaults.js";
+} from "../engines/index.js";
 import { ErrorCode, invalidArgument, KubemootError } from "../errors/index.js";
 import { type ModelConfig, type ModelSpec, resolveModel } from "./catalog.js";
 import type { Clock } from "./clock.js";

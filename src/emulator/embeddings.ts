@@ -2,7 +2,7 @@
 // OpenAI-compatible POST /v1/embeddings. An embedding request is one job on the emulated GPU:
 // it loads the model like any other (one slot, as Ollama loads embedding models), evaluates
 // the inputs' tokens at promptTokensPerS and generates nothing. Vectors: see vectors.ts.
-import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
 import type { ModelSpec } from "./catalog.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
 import type { JobResult } from "./gpu-types.js";

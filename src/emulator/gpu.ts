@@ -16,7 +16,7 @@
 // - An idle runner unloads when its keep_alive runs out (0: at once; Infinity: never).
 // - Requests waiting for placement or for a slot count against maxQueue.
 
-import { modelNotFoundMessage, OLLAMA_MAX_QUEUE_MESSAGE } from "../engines/ollama-defaults.js";
+import { modelNotFoundMessage, OLLAMA_MAX_QUEUE_MESSAGE } from "../engines/index.js";
 import { footprintMiB, kvSlabMiB, type ModelSpec, slotsFor } from "./catalog.js";
 import type { Clock, TimerHandle } from "./clock.js";
 import type {

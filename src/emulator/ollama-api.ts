@@ -1,13 +1,13 @@
 // Ollama's native API over the GPU model: /api/chat, /api/generate, /api/ps, /api/tags,
 // /api/show, /api/version.
 
-import { BYTES_PER_MIB, modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
 import type {
   OllamaModelDetails,
   OllamaPsModel,
   OllamaShowResponse,
   OllamaTagModel,
-} from "../engines/ollama-wire.js";
+} from "../engines/index.js";
+import { BYTES_PER_MIB, modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
 import { planAnswer } from "./answer.js";
 import type { ModelSpec } from "./catalog.js";
 import {

@@ -1,7 +1,7 @@
 // Ollama's OpenAI-compatible endpoints: POST /v1/chat/completions (SSE when streaming) and
 // GET /v1/models. Like Ollama, these requests cannot set num_ctx: they run at the server's
 // default context, so mixing them with /api/chat calls that set num_ctx reloads the model.
-import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
 import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";

@@ -2,7 +2,7 @@
 // batch) answered as `text_completion`, SSE chunks when streaming, usage on request. Like the
 // chat route, it runs at the server's default context (no num_ctx).
 import type { ServerResponse } from "node:http";
-import { modelNotFoundMessage, normalizeModelName } from "../engines/ollama-defaults.js";
+import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
 import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";

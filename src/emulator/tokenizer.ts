@@ -12,7 +12,7 @@
 // num_ctx the runner cuts at token level, keeping the first num_keep (4) tokens and dropping
 // the ones after them (the middle of the prompt), so that exactly num_ctx tokens are
 // evaluated. The answer is still 200; prompt_eval_count tells what was evaluated.
-import { OLLAMA_DEFAULT_NUM_KEEP } from "../engines/ollama-defaults.js";
+import { OLLAMA_DEFAULT_NUM_KEEP } from "../engines/index.js";
 
 export const CHARS_PER_TOKEN = 3.5;
 export const MESSAGE_TEMPLATE_TOKENS = 4;

@@ -1,7 +1,7 @@
 // What probing a fixed-model engine (vLLM, llama.cpp's server, SGLang, any OpenAI-compatible
 // server) yields, the error for a wrong engine declared, and the detection that names the
 // engine actually answering. Facts on each engine's endpoints: src/engines/README.md.
-import type { Engine } from "../core/engines.js";
+import type { Engine } from "../core/index.js";
 import type { EngineHttp } from "./engine-http.js";
 import { EngineError } from "./errors.js";
 import { meanFirst, type PromSample, readPromSamples, sumFirst } from "./prom-text.js";

@@ -1,7 +1,7 @@
 // One provider's prober for a fixed-model engine: runs that engine's probe and, when the probe
 // finds the engine's own routes missing, asks which engine answers instead, so that a wrong
 // `spec.engine` is reported as such (EngineMismatchError) rather than as a provider down.
-import type { Engine } from "../core/engines.js";
+import type { Engine } from "../core/index.js";
 import { EngineHttp, type EngineHttpOptions } from "./engine-http.js";
 import {
   detectEngine,

@@ -4,8 +4,7 @@
 // engine declared, named as such, while a server that is down is not called a mismatch.
 import { afterEach, describe, expect, it } from "vitest";
 import { postJson, waitFor } from "../../test/helpers/emulator-http.js";
-import { ManualClock } from "../emulator/clock.js";
-import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../emulator/index.js";
+import { type EmulatorHandle, type EmulatorOptions, ManualClock, startEmulator } from "../emulator/index.js";
 import { EngineHttp } from "./engine-http.js";
 import { EngineMismatchError, type EngineProbe, type FixedEngine } from "./engine-probe.js";
 import { EngineProber, mismatchOr } from "./engine-prober.js";

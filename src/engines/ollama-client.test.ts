@@ -2,7 +2,8 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../emulator/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import { EngineError, isEngineError, OllamaClient } from "./index.js";
+import { EngineError, isEngineError } from "./errors.js";
+import { OllamaClient } from "./index.js";
 
 let emu: EmulatorHandle;
 let client: OllamaClient;

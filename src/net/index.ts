@@ -5,9 +5,4 @@ export {
   parseEndpointAllowlist,
 } from "./endpoint-allowlist.js";
 export { parseHostPort } from "./host-port.js";
-export {
-  DEFAULT_LISTENER_LIMITS,
-  http1LimitOptions,
-  type ListenerLimits,
-  resolveListenerLimits,
-} from "./listener-limits.js";
+export { http1LimitOptions, type ListenerLimits, resolveListenerLimits } from "./listener-limits.js";

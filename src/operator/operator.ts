@@ -9,10 +9,9 @@ import { ProviderPublisher, type PublishedProvider } from "../publisher/index.js
 import type { StateStore } from "../state/index.js";
 import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
 import { type HealthServer, startHealthServer } from "./health.js";
-import { loadKubeConfig } from "./kube/index.js";
-import { LeaderElector } from "./kube/leader.js";
+import { createKubernetesBinding, LeaderElector, loadKubeConfig } from "./kube/index.js";
 import { type Reconciler, startReconciler } from "./reconcile/index.js";
-import { createFileBinding, createKubernetesBinding, type ProviderInfo } from "./sources/index.js";
+import { createFileBinding, type ProviderInfo } from "./sources/index.js";
 import { TopologySourceController } from "./topology/index.js";
 import {
   type InjectionOptions,

@@ -7,7 +7,7 @@
 //
 // Slots: the engine's own count (llama.cpp total_slots, SGLang max_running_requests), else the
 // configured one, else for vLLM its default max_num_seqs (256; vLLM publishes no count), else 1.
-import type { ProviderState } from "../core/shapes.js";
+import type { ProviderState } from "../core/index.js";
 import type { EngineProbe } from "../engines/index.js";
 import { count, formatProbedAt, type ProviderProbeConfig } from "./provider-state.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { OllamaPsModel, OllamaTagModel } from "../engines/ollama-wire.js";
+import type { OllamaPsModel, OllamaTagModel } from "../engines/index.js";
 import {
   bytesToMiB,
   formatProbedAt,

@@ -19,9 +19,9 @@
 //   total VRAM, Ollama's own default for it (4096 / 32768 / 262144); else 0 (unknown).
 // - ready: true (a probe that produced this value succeeded; see ProbeFailureTracker).
 // - lastProbedAt: RFC 3339 UTC to the second ("2026-06-11T00:00:00Z").
-import type { ProviderState } from "../core/shapes.js";
-import { BYTES_PER_MIB, ollamaDefaultContextLength } from "../engines/ollama-defaults.js";
-import type { OllamaPsModel, OllamaTagModel } from "../engines/ollama-wire.js";
+import type { ProviderState } from "../core/index.js";
+import type { OllamaPsModel, OllamaTagModel } from "../engines/index.js";
+import { BYTES_PER_MIB, ollamaDefaultContextLength } from "../engines/index.js";
 
 export interface ProbeObservation {
   /** GET /api/ps models. */

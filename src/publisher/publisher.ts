@@ -6,8 +6,7 @@
 // goes ready=false after consecutive failures (short blips are ridden out) and comes back on the
 // first good probe; one found to be another engine than declared goes ready=false at once (see
 // engineMismatches()).
-import type { Engine } from "../core/engines.js";
-import type { ProviderState } from "../core/shapes.js";
+import type { Engine, ProviderState } from "../core/index.js";
 import {
   EngineHttp,
   type EngineMismatchError,

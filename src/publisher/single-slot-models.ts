@@ -2,7 +2,7 @@
 // models ignore OLLAMA_NUM_PARALLEL). Learned from /api/show once per model and digest, so a
 // probe asks only about models it has not seen yet, a few at a time.
 import { performance } from "node:perf_hooks";
-import type { OllamaPsModel, OllamaShowResponse, OllamaTagModel } from "../engines/ollama-wire.js";
+import type { OllamaPsModel, OllamaShowResponse, OllamaTagModel } from "../engines/index.js";
 import { modelName, singleSlot } from "./provider-state.js";
 
 /** /api/show requests one probe keeps in flight at once. */

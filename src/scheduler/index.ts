@@ -2,9 +2,18 @@
 // plans and state writes, over the pure core and a SchedulerStore. The sidecar's API and proxy
 // and the simulation all drive this; what they may use is exported here and nothing else.
 export type { Acquired } from "./call-loop.js";
-export { isAgentRef, type SchedulerConfig, type StaticBinding, schedulerConfigFromEnv } from "./config.js";
+export { isAgentRef, type SchedulerConfig, schedulerConfigFromEnv } from "./config.js";
 export type { PromptEstimate } from "./ledger.js";
 export { Scheduler } from "./scheduler.js";
 export type { SchedulerStore } from "./store.js";
-export type { SchedulerTimers, TimerHandle } from "./timers.js";
-export type * from "./types.js";
+export type { SchedulerTimers } from "./timers.js";
+export type {
+  CallOutcome,
+  DecisionEvent,
+  Phase,
+  PlaceInput,
+  PlacementOut,
+  ProviderOps,
+  RefusalOut,
+  SchedulerHooks,
+} from "./types.js";

@@ -19,5 +19,4 @@ export {
   parseNumber,
   readSetting,
   type Setting,
-  type Writer,
 } from "./setting.js";

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ticket as fixtureTicket, T0 } from "../../test/helpers/core-fixtures.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
-import type { Ticket } from "../core/shapes.js";
+import type { Ticket } from "../core/index.js";
 import { silentLogger } from "../log/index.js";
 import { bucketSettings, PROVIDER_TICKETS_BUCKET } from "./buckets.js";
 import { warmStillFits } from "./claim-confirm.js";

@@ -6,9 +6,8 @@
 // not counted; of two claims that do not fit together, the later one always sees the earlier
 // and withdraws (both may withdraw, never neither).
 
-import { claimVerdict } from "../core/index.js";
-import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
-import { ticketLive } from "../core/vram.js";
+import type { ProviderState, Residency, Ticket } from "../core/index.js";
+import { claimVerdict, ticketLive } from "../core/index.js";
 import { guardFromMirror, unseenPending } from "./claim-guard.js";
 import type { TicketsMirror } from "./tickets-view.js";
 import { providerResidencies } from "./tickets-view.js";

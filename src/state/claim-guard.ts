@@ -1,7 +1,7 @@
 // The guard key of a provider as the claim engine reads and writes it (docs/rules/state.md
 // §6): the last decision's revision and pending tickets, taken from the watched copy or read
 // back from the bucket, and the value of a new decision, kept under the bucket's value limit.
-import type { Ticket } from "../core/shapes.js";
+import type { Ticket } from "../core/index.js";
 import type { KvBucket } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";
 import { guardJson, parseGuard } from "./ticket-codec.js";

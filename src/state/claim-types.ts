@@ -1,7 +1,6 @@
 // The claim engine's public shapes: what a claim asks for, what it gets back, and the options
 // the engine runs with (docs/rules/state.md §6).
-import type { Ticket } from "../core/shapes.js";
-import type { BudgetView } from "../core/vram.js";
+import type { BudgetView, Ticket } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import type { KvBucket } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";

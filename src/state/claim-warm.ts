@@ -2,8 +2,8 @@
 // provider has resident writes its ticket without the guard, then confirms it (claim-confirm.ts).
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Ticket } from "../core/shapes.js";
-import { residentModels } from "../core/vram.js";
+import type { Ticket } from "../core/index.js";
+import { residentModels } from "../core/index.js";
 import { warmStillFits } from "./claim-confirm.js";
 import type { FreshCopies } from "./claim-fresh.js";
 import { notFreshTogether } from "./claim-fresh.js";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { OvercommitChecker } from "../../test/helpers/contention/index.js";
 import { scheduledStore } from "../../test/helpers/scheduled-kv.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
-import type { ProviderState } from "../core/shapes.js";
+import type { ProviderState } from "../core/index.js";
 import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
 import type { ClaimResult } from "./claim-types.js";
 import { MemoryKvStore } from "./memory-kv.js";

@@ -3,10 +3,15 @@
 // by expiresAt (the bucket TTL is the backstop); rates decay with a 10-minute half-life and
 // gain +1 per event. The snapshot hands the raw live entries to core's aggregation.
 import { performance } from "node:perf_hooks";
-import { FRESH_READ_MS, INTENT_TTL_MS, RATE_ENTRY_TTL_MS, WAIT_ENTRY_TTL_MS } from "../core/constants.js";
-import { bumpRate } from "../core/decay.js";
-import { recordLatency } from "../core/latency-ema.js";
-import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/shapes.js";
+import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/index.js";
+import {
+  bumpRate,
+  FRESH_READ_MS,
+  INTENT_TTL_MS,
+  RATE_ENTRY_TTL_MS,
+  recordLatency,
+  WAIT_ENTRY_TTL_MS,
+} from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";

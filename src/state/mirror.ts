@@ -13,7 +13,7 @@
 // A snapshot rather than resuming after the last revision also catches deletions whose
 // tombstones the server dropped meanwhile (TTL).
 import { performance } from "node:perf_hooks";
-import { FRESH_READ_MS } from "../core/constants.js";
+import { FRESH_READ_MS } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import { silentLogger } from "../log/index.js";
 import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";

@@ -1,7 +1,7 @@
 // What one process knows of its own tickets before its watched copy does: the tickets it was
 // granted (read-your-writes for its planner and its slot checks) and the ones it released
 // (their calls are over, so they hold no slot, though their delete has not landed yet).
-import type { Ticket } from "../core/shapes.js";
+import type { Ticket } from "../core/index.js";
 import { ticketKey } from "./ticket-keys.js";
 import type { TicketsMirror } from "./tickets-view.js";
 

@@ -1,7 +1,8 @@
 // Provider state values (kubemoot_provider_state): written in Kubemoot's field order, read
 // tolerantly (missing fields → zero values, unknown fields ignored, non-objects skipped).
-import { isEngine } from "../core/engines.js";
-import type { ProviderState } from "../core/shapes.js";
+
+import type { ProviderState } from "../core/index.js";
+import { isEngine } from "../core/index.js";
 import { bool, instantMs, isObject, num, numberMap, str, strings } from "./json-fields.js";
 
 export function providerStateJson(s: ProviderState): Record<string, unknown> {

@@ -2,8 +2,8 @@
 // a watched copy at most 200 ms old. Stale entries (lastProbedAt older than 5 minutes) are
 // dropped; unreadable ones are skipped with a warning, once per revision.
 
-import { PROVIDER_STALE_MS } from "../core/constants.js";
-import type { ProviderState } from "../core/shapes.js";
+import type { ProviderState } from "../core/index.js";
+import { PROVIDER_STALE_MS } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import type { KvBucket, KvEntry } from "./kv.js";
 import { decodeJson, encodeJson } from "./kv.js";

@@ -1,7 +1,7 @@
 // Opens the shared state: the three buckets, their watched copies, and the services the
 // sidecar and the operator call (provider state, tickets, demand, capacity watch).
 import os from "node:os";
-import { FRESH_READ_MS, PROVIDER_STALE_MS, TICKET_LEASE_S } from "../core/constants.js";
+import { FRESH_READ_MS, PROVIDER_STALE_MS, TICKET_LEASE_S } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { silentLogger } from "../log/index.js";

@@ -1,7 +1,7 @@
 // Ticket, residency and guard values of kubemoot_provider_tickets. Tickets and residencies are
 // written with Kubemoot's field names in Kubemoot's order (plus our `expiresAt` lease and
 // `coldLoad`), and read tolerantly: Kubemoot's own tickets lack both and are honoured.
-import type { Residency, Ticket } from "../core/shapes.js";
+import type { Residency, Ticket } from "../core/index.js";
 import { instantMs, isObject, num, numberMap, str } from "./json-fields.js";
 
 /** Ticket JSON in Kubemoot's field order. */

@@ -1,7 +1,7 @@
 // Key layout of kubemoot_provider_tickets (docs/rules/state.md §2.2): Kubemoot's ticket and residency
 // keys, plus our per-provider claim guard. A per-provider scan matches `<provider>__` exactly,
 // so `ollama-gpu__` never matches `ollama-gpu-extended__x`, and residency keys are not tickets.
-import { kvToken } from "../core/keys.js";
+import { kvToken } from "../core/index.js";
 import { invalidArgument } from "../errors/index.js";
 
 const RESIDENCY_PREFIX = "residency__";

@@ -1,7 +1,7 @@
 // The tickets bucket as the mirror holds it: each key decoded once per revision into a ticket,
 // a residency overlay or a claim guard; foreign and malformed keys are skipped.
-import type { Residency, Ticket } from "../core/shapes.js";
-import { ticketLive } from "../core/vram.js";
+import type { Residency, Ticket } from "../core/index.js";
+import { ticketLive } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import type { KvEntry } from "./kv.js";
 import { decodeJson } from "./kv.js";

@@ -1,8 +1,8 @@
 // Tickets: claim (claim.ts), release, renew, residency overlays and per-provider scans.
 // Release deletes the ticket (the fast reclaim); the lease (expiresAt) and the bucket TTL are
 // the unconditional reclaim, with no reaper.
-import type { ProviderState, Residency, Ticket } from "../core/shapes.js";
-import { type BudgetView, budgetView, overlayCurrent } from "../core/vram.js";
+import type { ProviderState, Residency, Ticket } from "../core/index.js";
+import { type BudgetView, budgetView, overlayCurrent } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { ClaimEngine } from "./claim.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-types.js";

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ticket } from "../../test/helpers/core-fixtures.js";
 import { ManualClock, providerState } from "../../test/helpers/state-fixtures.js";
-import type { Ticket } from "../core/shapes.js";
+import type { Ticket } from "../core/index.js";
 import { silentLogger } from "../log/index.js";
 import { encodeJson } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";

@@ -88,7 +88,19 @@ describe("the import graph of src/ and sidecar/", () => {
     }
     // bin/kubemoot-scheduler.js runs their builds: the CLI, and the host it gets from sidecar/.
     const entryPoints = ["src/cli/index.ts", "sidecar/cli-host.ts"];
-    const unused = files.filter((f) => !isTestFile(f) && !entryPoints.includes(f) && !users.has(f));
+    // Built and tested rules that nothing applies yet, each named in its docs as not wired.
+    const unwired = [
+      // Weights locality (docs/rules/topology.md §3): no source of NodeModelStore objects yet.
+      "src/topology/weights.ts",
+    ];
+    const unused = files.filter(
+      (f) => !isTestFile(f) && ![...entryPoints, ...unwired].includes(f) && !users.has(f),
+    );
+    // An unwired file that gains a user leaves the list.
+    expect(
+      unwired.filter((f) => users.has(f)),
+      "unwired files now used",
+    ).toEqual([]);
     expect(unused.join("\n"), "product modules only tests import (or nothing does)").toBe("");
   });
 

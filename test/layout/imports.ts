@@ -1,7 +1,7 @@
 // Reads the repository's TypeScript imports (static, dynamic and `import("…")` types) with the
 // TypeScript parser, and builds the folder-level graph the layout tests check. Pure reading of
 // files: nothing is compiled or run.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import ts from "typescript";
@@ -188,4 +188,113 @@ export function describeCycle(graph: Graph, cycle: readonly string[]): string {
     return `  ${from} -> ${to}${via ? ` (${via.from} imports "${via.specifier}")` : ""}`;
   });
   return steps.join("\n");
+}
+
+/**
+ * The door an import from `from` to `target` must use: the `index.ts` of the outermost folder
+ * that holds the target but not the importer, if that folder has one (docs/design.md §3). Undefined
+ * when no such folder has an index (top-level files of src/ and sidecar/, a folder's own files).
+ */
+export function doorOf(from: string, target: string): string | undefined {
+  const parts = target.split("/");
+  for (let n = 1; n < parts.length; n++) {
+    const dir = parts.slice(0, n).join("/");
+    if (from.startsWith(`${dir}/`)) continue;
+    if (existsSync(path.join(ROOT, dir, "index.ts"))) return `${dir}/index.ts`;
+  }
+  return undefined;
+}
+
+/** File-level edges: for each importing file, the first import of each file it reaches. */
+export function fileGraph(imports: readonly Import[]): Graph {
+  const graph: Graph = new Map();
+  for (const i of imports) {
+    if (i.target === undefined || i.target === i.from) continue;
+    const edges = graph.get(i.from) ?? new Map<string, Import>();
+    if (!edges.has(i.target)) edges.set(i.target, i);
+    graph.set(i.from, edges);
+  }
+  return graph;
+}
+
+/** What one file takes from one repository file: the names, or "*" for all of them. */
+export interface NamedImport {
+  from: string;
+  target: string;
+  names: readonly string[] | "*";
+}
+
+/**
+ * The names each relative import of `file` takes, in every form that can name them: import and
+ * re-export lists, `import * as` and `export *` (all), dynamic `import()` (all) and `import("…").X`
+ * types. A JavaScript file under bin/ imports the build (`../dist/src/…`); it is mapped back to
+ * the source file.
+ */
+export function namedImportsOf(file: string): NamedImport[] {
+  const text = readFileSync(path.join(ROOT, file), "utf8");
+  const kind = file.endsWith(".js") ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind);
+  const out: NamedImport[] = [];
+  const add = (specifier: string, names: readonly string[] | "*"): void => {
+    if (!specifier.startsWith(".")) return;
+    const abs = path.resolve(path.dirname(path.join(ROOT, file)), specifier);
+    let target = path.relative(ROOT, abs).split(path.sep).join("/").replace(/\.js$/, ".ts");
+    if (target.startsWith("dist/")) target = target.slice("dist/".length);
+    out.push({ from: file, target, names });
+  };
+  const listed = (elements: ts.NodeArray<ts.ImportSpecifier | ts.ExportSpecifier>): string[] =>
+    elements.map((e) => (e.propertyName ?? e.name).text);
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const bindings = node.importClause?.namedBindings;
+      const names =
+        bindings === undefined ? [] : ts.isNamespaceImport(bindings) ? "*" : listed(bindings.elements);
+      add(node.moduleSpecifier.text, node.importClause?.name ? [] : names);
+    } else if (
+      ts.isExportDeclaration(node) &&
+      node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      const clause = node.exportClause;
+      add(node.moduleSpecifier.text, clause && ts.isNamedExports(clause) ? listed(clause.elements) : "*");
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const arg = node.arguments[0];
+      if (arg && ts.isStringLiteralLike(arg)) add(arg.text, "*");
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
+      let q = node.qualifier;
+      while (q !== undefined && !ts.isIdentifier(q)) q = q.left;
+      add(node.argument.literal.text, q === undefined ? "*" : [q.text]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** The names a module exports, `export *` followed, read with TypeScript's checker. */
+export function exportedNames(files: readonly string[]): Map<string, string[]> {
+  const program = ts.createProgram(
+    files.map((f) => path.join(ROOT, f)),
+    { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true },
+  );
+  const checker = program.getTypeChecker();
+  const out = new Map<string, string[]>();
+  for (const f of files) {
+    const source = program.getSourceFile(path.join(ROOT, f));
+    const symbol = source && checker.getSymbolAtLocation(source);
+    out.set(
+      f,
+      symbol
+        ? checker
+            .getExportsOfModule(symbol)
+            .map((s) => s.name)
+            .sort()
+        : [],
+    );
+  }
+  return out;
 }

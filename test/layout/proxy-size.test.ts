@@ -1,4 +1,4 @@
-// The proxy stays readable in pieces (issue 28): no product file in sidecar/proxy over 350
+// The proxy stays readable in pieces (docs/design.md §11): no product file in sidecar/proxy over 350
 // lines, and no function there over 80 lines, nested closures counted in their function's
 // length. Functions are read with the TypeScript parser, so a line count never mistakes a
 // string or comment for code.

@@ -4,10 +4,10 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bind, toDryRun } from "../../src/binding/index.js";
 import type { ProviderState } from "../../src/core/shapes.js";
-import { kubeConfigForServer } from "../../src/operator/kube/index.js";
+import { createKubernetesBinding, kubeConfigForServer } from "../../src/operator/kube/index.js";
 import { loadManifests, loadProviderStateFile, toSnapshot } from "../../src/operator/manifests/index.js";
 import { type Reconciler, startReconciler } from "../../src/operator/reconcile/index.js";
-import { createKubernetesBinding, type ProviderInfo } from "../../src/operator/sources/index.js";
+import type { ProviderInfo } from "../../src/operator/sources/index.js";
 import { FakeApiServer, type Obj } from "./fake-apiserver/index.js";
 import { EXAMPLES, exampleObjects, recordingLogger, sleep, waitFor } from "./helpers.js";
 

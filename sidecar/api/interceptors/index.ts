@@ -1,4 +1,6 @@
-export { errorInterceptor, toConnectError } from "./errors.js";
-export { callerAgent, identityInterceptor } from "./identity.js";
+// The API server's interceptors: errors onto the wire table (src/errors), caller identity,
+// structured logs and metrics.
+export { errorInterceptor, isRequestParseError, malformedRequest } from "./errors.js";
+export { identityInterceptor } from "./identity.js";
 export { loggingInterceptor } from "./logging.js";
 export { metricsInterceptor } from "./metrics.js";

@@ -9,7 +9,8 @@ import { ErrorCode, KubemootError } from "../../../src/errors/index.js";
 import type { SchedulerService } from "../../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import { type SchedulerClient, schedulerClient } from "../../../test/helpers/grpc-client.js";
 import { type ApiServer, startApiServer } from "../server.js";
-import { callerAgent, identityInterceptor, metricsInterceptor } from "./index.js";
+import { callerAgent } from "./identity.js";
+import { identityInterceptor, metricsInterceptor } from "./index.js";
 
 let api: ApiServer;
 let client: SchedulerClient;

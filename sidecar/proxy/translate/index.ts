@@ -7,10 +7,6 @@ import { type TargetApi, translateRequest } from "./ollama-to-openai.js";
 import { ollamaAnswer } from "./openai-to-ollama.js";
 import { sseToNdjsonTap } from "./stream.js";
 
-export { imageDataUrl, type TargetApi, translateRequest } from "./ollama-to-openai.js";
-export { ollamaAnswer } from "./openai-to-ollama.js";
-export { sseToNdjsonTap } from "./stream.js";
-
 /** How one translated call is sent and how its answer comes back. */
 export interface Translation {
   /** The OpenAI API the call is sent to. */

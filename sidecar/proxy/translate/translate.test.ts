@@ -1,8 +1,10 @@
 // The translation between Ollama's API and OpenAI's, on its own: requests, whole answers and
 // streams (SSE in, NDJSON out), fed as an engine would write them, split at awkward places.
 import { describe, expect, it } from "vitest";
-import { ollamaAnswer, sseToNdjsonTap, translateCall, translateRequest } from "./index.js";
-import { plainDelta } from "./stream.js";
+import { translateCall } from "./index.js";
+import { translateRequest } from "./ollama-to-openai.js";
+import { ollamaAnswer } from "./openai-to-ollama.js";
+import { plainDelta, sseToNdjsonTap } from "./stream.js";
 
 const lines = (buf: Buffer | undefined) =>
   (buf?.toString("utf8") ?? "")

@@ -1,7 +1,7 @@
 import { bind, type CapacityStrategy, DEFAULT_CONCURRENCY_FACTOR, toDryRun } from "../../binding/index.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import { invalidArgument } from "../../errors/index.js";
-import { loadManifests, loadProviderStateFile, toSnapshot } from "../../operator/manifests/index.js";
+import { loadManifests, loadProviderStateFile, toSnapshot } from "../../operator/index.js";
 import { SETTINGS } from "../../settings/index.js";
 import type { Command, FlagValues } from "../command.js";
 import { JSON_OUTPUT_FLAG, MANIFESTS_FLAG, manifestPaths } from "../manifest-flags.js";

@@ -6,9 +6,12 @@ import { pino } from "pino";
 import { parseDuration } from "../../duration/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import { parseEndpointAllowlist, parseHostPort } from "../../net/index.js";
-import { startOperator } from "../../operator/index.js";
-import { parseAllowedHosts } from "../../operator/topology/index.js";
-import { DEFAULT_INJECTION_OPTIONS, loadInjectionOptions } from "../../operator/webhook/index.js";
+import {
+  DEFAULT_INJECTION_OPTIONS,
+  loadInjectionOptions,
+  parseAllowedHosts,
+  startOperator,
+} from "../../operator/index.js";
 import { LEADER_ELECTION_SETTINGS, NATS_SETTINGS, readSetting, SETTINGS } from "../../settings/index.js";
 import { openStateStore } from "../../state/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";

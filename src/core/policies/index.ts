@@ -6,8 +6,6 @@ import type { Policy } from "./policy.js";
 import { timePolicy } from "./time.js";
 import { weightedPolicy } from "./weighted.js";
 
-export type { Policy, PolicyRequest } from "./policy.js";
-
 /** The default: by expected seconds until the call finishes (the planner options' default). */
 export const DEFAULT_POLICY = DEFAULT_PLANNER_OPTIONS.policy;
 

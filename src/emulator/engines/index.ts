@@ -17,8 +17,6 @@ import { type Personality, type PersonalityEngine, resolvePersonality } from "./
 import { sglangRoutes } from "./sglang.js";
 import { vllmRoutes } from "./vllm.js";
 
-export { DEFAULT_SLOTS, ENGINE_LABELS, type Personality } from "./personality.js";
-
 /** Each engine's own routes; personalityRoutes serves the ones they share. */
 const OWN_ROUTES: Record<PersonalityEngine, (pc: PersonalityContext) => Record<string, Handler>> = {
   vllm: vllmRoutes,
@@ -26,7 +24,7 @@ const OWN_ROUTES: Record<PersonalityEngine, (pc: PersonalityContext) => Record<s
   sglang: sglangRoutes,
 };
 
-export interface EngineServer {
+interface EngineServer {
   readonly personality: Personality;
   readonly gpu: FixedModelGpu;
   route: PersonalityRoutes;

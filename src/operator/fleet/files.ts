@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { stringify } from "yaml";
 import { type Logger, silentLogger } from "../../log/index.js";
 import { readDocuments } from "../../manifests/index.js";
-import { atomicWrite } from "../sources/file-sink.js";
+import { atomicWrite } from "../sources/index.js";
 import { type DesiredFleet, desiredFleet, type FleetObjects, type RawObject } from "./desired.js";
 
 export const FLEET_DIR = "fleet";

@@ -15,11 +15,18 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { DEPLOYMENT_LABEL } from "../../fleet/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
-import type { BackoffOptions } from "../kube/backoff.js";
-import { errorMessage, httpStatus, type KubeApi, type KubeObject } from "../kube/client.js";
-import { jsonEqual } from "../kube/merge-patch.js";
-import { FLEET_WATCH_KINDS, RESOURCES, type ResourceKind } from "../kube/resources.js";
-import { KubeStore } from "../kube/store.js";
+import type { BackoffOptions } from "../kube/index.js";
+import {
+  errorMessage,
+  FLEET_WATCH_KINDS,
+  httpStatus,
+  jsonEqual,
+  type KubeApi,
+  type KubeObject,
+  KubeStore,
+  RESOURCES,
+  type ResourceKind,
+} from "../kube/index.js";
 import {
   type DesiredFleet,
   desiredFleet,

@@ -18,7 +18,7 @@ import type {
   MootArchetype,
 } from "../../binding/index.js";
 import { FieldReader, isObject, type Json } from "../../manifests/index.js";
-import { type Kind, readMetadata, readObject } from "../manifests/kinds.js";
+import { type Kind, readMetadata, readObject } from "../manifests/index.js";
 import type { KubeObject } from "./client.js";
 
 export interface ObjectIssue {

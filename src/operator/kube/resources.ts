@@ -1,5 +1,5 @@
 // The resources the operator reads and writes, and their REST paths.
-import { API_GROUP } from "../manifests/kinds.js";
+import { API_GROUP } from "../manifests/index.js";
 
 export const CRD_VERSION = "v1alpha1";
 

@@ -12,7 +12,7 @@
 // retries with backoff. An object deleted in the meantime (404) is skipped silently.
 import type { BindResult } from "../../binding/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
-import { type BindingSink, count, emptyReport, type SinkContext, type SinkReport } from "../sources/types.js";
+import { type BindingSink, count, emptyReport, type SinkContext, type SinkReport } from "../sources/index.js";
 import { errorMessage, httpStatus, type KubeObject } from "./client.js";
 import { deploymentsByAgent, planEnvPatch } from "./env.js";
 import { coreEvent, DEFAULT_EVENT_REPEAT_MS, EventMemory, plannedEvents } from "./events.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentResult, Condition, ModelProvider, PolicyResult } from "../../binding/index.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import {
   agentCounts,
   agentStatusPatch,

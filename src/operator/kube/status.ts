@@ -22,7 +22,7 @@ import type {
   PolicyResult,
   ProviderCapacity,
 } from "../../binding/index.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import type { KubeObject } from "./client.js";
 import { isPlainObject, type JsonValue, mergePatchDiff, toJson } from "./merge-patch.js";
 

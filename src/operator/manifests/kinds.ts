@@ -20,7 +20,7 @@ import {
   type SchedulingRule,
   type TopologySpread,
 } from "../../binding/index.js";
-import { ENGINES, type Engine } from "../../core/engines.js";
+import { ENGINES, type Engine } from "../../core/index.js";
 import { type FieldReader, isObject, type Json } from "../../manifests/index.js";
 
 export const API_GROUP = "kubemoot.ai";

@@ -11,7 +11,7 @@ import type {
   MootArchetype,
 } from "../../binding/index.js";
 import { applyProviderStates } from "../../binding/index.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import { FieldReader, isObject, type ManifestIssue } from "../../manifests/index.js";
 import { API_GROUP, API_VERSION, KINDS, type Kind, OTHER_KINDS, readMetadata, readObject } from "./kinds.js";
 import { looksLikeProviderState, readProviderStates } from "./provider-state.js";

@@ -1,7 +1,7 @@
 // Provider state documents (the `kubemoot_provider_state` KV value): one state with a `name`,
 // a list of states, or an object keyed by provider name. Missing fields take zero values and
 // unknown fields are ignored (docs/rules/state.md); a field of the wrong type is an error naming it.
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import { describe, type FieldReader, isObject, type Json } from "../../manifests/index.js";
 
 /** Reads provider states from one document value; issues go to `r`. */

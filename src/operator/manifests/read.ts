@@ -1,6 +1,6 @@
 // Reading the binder's manifests from disk (the files are found by src/manifests).
 import { readFile } from "node:fs/promises";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import { invalidArgument } from "../../errors/index.js";
 import { manifestError, manifestFiles } from "../../manifests/index.js";
 import { type ManifestSet, type ManifestSource, type ParsedManifests, parseManifests } from "./parse.js";

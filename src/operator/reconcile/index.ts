@@ -5,12 +5,4 @@
 //   publisher.onStates((states) => r.setProviderStates(states));
 //   …
 //   await r.stop();
-export {
-  DEFAULT_ERROR_BACKOFF_MS,
-  DEFAULT_RECONCILE_DEBOUNCE_MS,
-  keepObservedAt,
-  type ReconcileResult,
-  type Reconciler,
-  type ReconcilerOptions,
-  startReconciler,
-} from "./reconciler.js";
+export { type Reconciler, startReconciler } from "./reconciler.js";

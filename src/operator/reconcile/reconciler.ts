@@ -26,11 +26,11 @@ import {
   type CrewSchedulingPolicy,
   UNSCHEDULABLE_RETRY_MS,
 } from "../../binding/index.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { ProviderState } from "../../core/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
 import type { Logger } from "../../log/index.js";
 import { silentLogger } from "../../log/index.js";
-import type { AgentStatus, BindingSink, ManifestSource, ProviderInfo, SinkReport } from "../sources/types.js";
+import type { AgentStatus, BindingSink, ManifestSource, ProviderInfo, SinkReport } from "../sources/index.js";
 
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 50;
 export const DEFAULT_ERROR_BACKOFF_MS = 1_000;

@@ -1,7 +1,7 @@
 // ModelProviders → the list the provider publisher probes. Sorted by namespace (cluster scope
 // first), then name, so that a change of the list can be detected by comparing JSON.
 import type { ModelProvider } from "../../binding/index.js";
-import { DEFAULT_ENGINE } from "../../core/engines.js";
+import { DEFAULT_ENGINE } from "../../core/index.js";
 import type { ProviderInfo } from "./types.js";
 
 const DEFAULT_WEIGHT = 100;

@@ -13,8 +13,7 @@ import type {
   Condition,
   Labels,
 } from "../../binding/index.js";
-import type { Engine } from "../../core/engines.js";
-import type { ProviderState } from "../../core/shapes.js";
+import type { Engine, ProviderState } from "../../core/index.js";
 
 /** A ModelProvider as the provider publisher needs it: what to probe and how to weigh it. */
 export interface ProviderInfo {

@@ -18,10 +18,17 @@ import {
   type TopologySource,
   validateSnapshot,
 } from "../../topology/index.js";
-import { errorMessage, httpStatus, type KubeApi, type KubeObject } from "../kube/client.js";
-import { jsonEqual } from "../kube/merge-patch.js";
-import { RESOURCES, type ResourceKind, TOPOLOGY_WATCH_KINDS } from "../kube/resources.js";
-import { KubeStore } from "../kube/store.js";
+import {
+  errorMessage,
+  httpStatus,
+  jsonEqual,
+  type KubeApi,
+  type KubeObject,
+  KubeStore,
+  RESOURCES,
+  type ResourceKind,
+  TOPOLOGY_WATCH_KINDS,
+} from "../kube/index.js";
 import { hostAllowed } from "./allowed-hosts.js";
 import { parseTopologySourceArm } from "./arm.js";
 import { assertSecretNamespace } from "./credential.js";

@@ -4,8 +4,7 @@
 // admitted as written, with the reason as an admission warning (kubectl prints it) and in the
 // pod's status annotation. Only a request that is not an AdmissionReview at all is an error.
 import { invalidArgument } from "../../errors/index.js";
-import { AGENT_LABEL } from "../kube/env.js";
-import { isPlainObject } from "../kube/merge-patch.js";
+import { AGENT_LABEL, isPlainObject } from "../kube/index.js";
 import { type AgentInjectionBinding, type InjectionResult, injectSidecar, type PodLike } from "./inject.js";
 import type { InjectionOptions } from "./options.js";
 

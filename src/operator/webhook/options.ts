@@ -4,7 +4,7 @@
 // values rolls out through the operator, not through every agent's manifest.
 import { invalidArgument } from "../../errors/index.js";
 import { SETTINGS } from "../../settings/index.js";
-import { isPlainObject } from "../kube/merge-patch.js";
+import { isPlainObject } from "../kube/index.js";
 
 export const SIDECAR_CONTAINER_NAME = "kubemoot-sidecar";
 export const INJECT_LABEL = "kubemoot.ai/inject";

@@ -1,9 +1,14 @@
 // docs/rules/placement.md §4, "what must fall out", asserted over simulated runs of the real planner.
 // Each property is also checked against a baseline that lacks it, so the checks can fail.
 import { describe, expect, it } from "vitest";
-import { type SimResult, simulate } from "./engine.js";
-import { coldLoadsOnFreeRoom, homes, liveWorkEvictions, secondCopies, warmReuse } from "./properties.js";
-import { CALL_SHAPE, homelab, lab, type Scenario } from "./scenarios.js";
+import { CALL_SHAPE, homelab, lab, type Scenario, type SimResult, simulate } from "../../src/sim/index.js";
+import {
+  coldLoadsOnFreeRoom,
+  homes,
+  liveWorkEvictions,
+  secondCopies,
+  warmReuse,
+} from "../helpers/sim-properties.js";
 
 // Both of the sidecar's policies: "ours" (expected seconds, the default) and "kubemoot" (the
 // weighted cost). Where they differ by design, each test says so.

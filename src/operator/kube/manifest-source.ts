@@ -8,14 +8,18 @@
 // Agent) when its labels, annotations or containers' env change — not its replica status.
 import type { ClusterSnapshot } from "../../binding/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
-import type { KubeObject } from "../kube/client.js";
-import { AGENT_LABEL, ENV_CONTAINERS_ANNOTATION } from "../kube/env.js";
-import type { InformerEvent } from "../kube/informer.js";
-import { convertObjects, formatObjectIssue, type ObjectIssue } from "../kube/objects.js";
-import type { ResourceKind } from "../kube/resources.js";
-import type { KubeStore } from "../kube/store.js";
-import { providerInfos } from "./providers.js";
-import type { ChangeListener, ManifestSource, ProviderInfo } from "./types.js";
+import {
+  type ChangeListener,
+  type ManifestSource,
+  type ProviderInfo,
+  providerInfos,
+} from "../sources/index.js";
+import type { KubeObject } from "./client.js";
+import { AGENT_LABEL, ENV_CONTAINERS_ANNOTATION } from "./env.js";
+import type { InformerEvent } from "./informer.js";
+import { convertObjects, formatObjectIssue, type ObjectIssue } from "./objects.js";
+import type { ResourceKind } from "./resources.js";
+import type { KubeStore } from "./store.js";
 
 export interface KubernetesSourceOptions {
   store: KubeStore;

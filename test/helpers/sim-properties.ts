@@ -1,8 +1,8 @@
 // What must fall out of the placement rules (docs/rules/placement.md §4 end), measured over a
 // recorded simulation run (`simulate({..., record: true})`). Each check returns the figures or
 // the violating records, so tests assert on them and a failure shows the offending decision.
-import { ErrorCode, KubemootError } from "../errors/index.js";
-import type { DecisionRecord, SimResult, UnloadRecord } from "./engine.js";
+import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import type { DecisionRecord, SimResult, UnloadRecord } from "../../src/sim/index.js";
 
 function need<T>(v: T[] | undefined, what: string): T[] {
   if (v === undefined)
