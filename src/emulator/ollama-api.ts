@@ -1,13 +1,15 @@
 // Ollama's native API over the GPU model: /api/chat, /api/generate, /api/ps, /api/tags,
 // /api/show, /api/version.
 
-import type {
-  OllamaModelDetails,
-  OllamaPsModel,
-  OllamaShowResponse,
-  OllamaTagModel,
+import {
+  BYTES_PER_MIB,
+  modelNotFoundMessage,
+  normalizeModelName,
+  type OllamaModelDetails,
+  type OllamaPsModel,
+  type OllamaShowResponse,
+  type OllamaTagModel,
 } from "../engines/index.js";
-import { BYTES_PER_MIB, modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
 import { planAnswer } from "./answer.js";
 import type { ModelSpec } from "./catalog.js";
 import {

@@ -20,8 +20,12 @@
 // - ready: true (a probe that produced this value succeeded; see ProbeFailureTracker).
 // - lastProbedAt: RFC 3339 UTC to the second ("2026-06-11T00:00:00Z").
 import type { ProviderState } from "../core/index.js";
-import type { OllamaPsModel, OllamaTagModel } from "../engines/index.js";
-import { BYTES_PER_MIB, ollamaDefaultContextLength } from "../engines/index.js";
+import {
+  BYTES_PER_MIB,
+  type OllamaPsModel,
+  type OllamaTagModel,
+  ollamaDefaultContextLength,
+} from "../engines/index.js";
 
 export interface ProbeObservation {
   /** GET /api/ps models. */

@@ -6,11 +6,9 @@
 // not counted; of two claims that do not fit together, the later one always sees the earlier
 // and withdraws (both may withdraw, never neither).
 
-import type { ProviderState, Residency, Ticket } from "../core/index.js";
-import { claimVerdict, ticketLive } from "../core/index.js";
+import { claimVerdict, type ProviderState, type Residency, type Ticket, ticketLive } from "../core/index.js";
 import { guardFromMirror, unseenPending } from "./claim-guard.js";
-import type { TicketsMirror } from "./tickets-view.js";
-import { providerResidencies } from "./tickets-view.js";
+import { providerResidencies, type TicketsMirror } from "./tickets-view.js";
 
 /** Live tickets of a provider written before revision `before`, except `exclude`. */
 function ticketsBefore(

@@ -2,8 +2,7 @@
 // §6): the last decision's revision and pending tickets, taken from the watched copy or read
 // back from the bucket, and the value of a new decision, kept under the bucket's value limit.
 import type { Ticket } from "../core/index.js";
-import type { KvBucket } from "./kv.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { decodeJson, encodeJson, type KvBucket } from "./kv.js";
 import { guardJson, parseGuard } from "./ticket-codec.js";
 import { guardKey, ticketKey } from "./ticket-keys.js";
 import type { TicketsMirror } from "./tickets-view.js";

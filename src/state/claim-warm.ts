@@ -2,11 +2,9 @@
 // provider has resident writes its ticket without the guard, then confirms it (claim-confirm.ts).
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Ticket } from "../core/index.js";
-import { residentModels } from "../core/index.js";
+import { residentModels, type Ticket } from "../core/index.js";
 import { warmStillFits } from "./claim-confirm.js";
-import type { FreshCopies } from "./claim-fresh.js";
-import { notFreshTogether } from "./claim-fresh.js";
+import { type FreshCopies, notFreshTogether } from "./claim-fresh.js";
 import { guardStateRevision } from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimResult, ClaimStats } from "./claim-types.js";
 import { encodeJson } from "./kv.js";

@@ -10,8 +10,7 @@
 // argues why no interleaving overcommits.
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Ticket } from "../core/index.js";
-import { budgetView, claimVerdict } from "../core/index.js";
+import { budgetView, claimVerdict, type Ticket } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { decisionStillFits } from "./claim-confirm.js";
 import { FreshCopies, notFreshTogether } from "./claim-fresh.js";

@@ -1,8 +1,14 @@
 // Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): keys built from KV-safe tokens,
 // values read tolerantly by the kind their key names.
 
-import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/index.js";
-import { kvToken } from "../core/index.js";
+import {
+  type DemandEntry,
+  type IntentEntry,
+  kvToken,
+  type SelEntry,
+  type UseEntry,
+  type WaitEntry,
+} from "../core/index.js";
 import { isObject, num, str, strings } from "./json-fields.js";
 
 export function waitKey(model: string, agent: string): string {

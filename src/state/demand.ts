@@ -3,20 +3,23 @@
 // by expiresAt (the bucket TTL is the backstop); rates decay with a 10-minute half-life and
 // gain +1 per event. The snapshot hands the raw live entries to core's aggregation.
 import { performance } from "node:perf_hooks";
-import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/index.js";
 import {
   bumpRate,
+  type DemandEntry,
   FRESH_READ_MS,
   INTENT_TTL_MS,
+  type IntentEntry,
   RATE_ENTRY_TTL_MS,
   recordLatency,
+  type SelEntry,
+  type UseEntry,
   WAIT_ENTRY_TTL_MS,
+  type WaitEntry,
 } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";
-import type { KvBucket, KvEntry } from "./kv.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { decodeJson, encodeJson, type KvBucket, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
 
 export type DemandMirror = BucketMirror<DemandEntry>;

@@ -14,8 +14,7 @@
 // tombstones the server dropped meanwhile (TTL).
 import { performance } from "node:perf_hooks";
 import { FRESH_READ_MS } from "../core/index.js";
-import type { Logger } from "../log/index.js";
-import { silentLogger } from "../log/index.js";
+import { type Logger, silentLogger } from "../log/index.js";
 import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";
 import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";

@@ -1,8 +1,7 @@
 // Provider state values (kubemoot_provider_state): written in Kubemoot's field order, read
 // tolerantly (missing fields → zero values, unknown fields ignored, non-objects skipped).
 
-import type { ProviderState } from "../core/index.js";
-import { isEngine } from "../core/index.js";
+import { isEngine, type ProviderState } from "../core/index.js";
 import { bool, instantMs, isObject, num, numberMap, str, strings } from "./json-fields.js";
 
 export function providerStateJson(s: ProviderState): Record<string, unknown> {

@@ -2,11 +2,9 @@
 // a watched copy at most 200 ms old. Stale entries (lastProbedAt older than 5 minutes) are
 // dropped; unreadable ones are skipped with a warning, once per revision.
 
-import type { ProviderState } from "../core/index.js";
-import { PROVIDER_STALE_MS } from "../core/index.js";
+import { PROVIDER_STALE_MS, type ProviderState } from "../core/index.js";
 import type { Logger } from "../log/index.js";
-import type { KvBucket, KvEntry } from "./kv.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { decodeJson, encodeJson, type KvBucket, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
 import { isStale, parseProviderState, providerStateJson } from "./provider-state-codec.js";
 import { assertProviderName } from "./ticket-keys.js";

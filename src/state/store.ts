@@ -3,8 +3,7 @@
 import os from "node:os";
 import { FRESH_READ_MS, PROVIDER_STALE_MS, TICKET_LEASE_S } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import type { Logger } from "../log/index.js";
-import { silentLogger } from "../log/index.js";
+import { type Logger, silentLogger } from "../log/index.js";
 import { BUCKETS_OF, bucketSettings, MODEL_DEMAND_BUCKET } from "./buckets.js";
 import { CapacityWatch } from "./capacity-watch.js";
 import {

@@ -1,10 +1,8 @@
 // The tickets bucket as the mirror holds it: each key decoded once per revision into a ticket,
 // a residency overlay or a claim guard; foreign and malformed keys are skipped.
-import type { Residency, Ticket } from "../core/index.js";
-import { ticketLive } from "../core/index.js";
+import { type Residency, type Ticket, ticketLive } from "../core/index.js";
 import type { Logger } from "../log/index.js";
-import type { KvEntry } from "./kv.js";
-import { decodeJson } from "./kv.js";
+import { decodeJson, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
 import {
   type GuardValue,

@@ -1,13 +1,18 @@
 // Tickets: claim (claim.ts), release, renew, residency overlays and per-provider scans.
 // Release deletes the ticket (the fast reclaim); the lease (expiresAt) and the bucket TTL are
 // the unconditional reclaim, with no reaper.
-import type { ProviderState, Residency, Ticket } from "../core/index.js";
-import { type BudgetView, budgetView, overlayCurrent } from "../core/index.js";
+import {
+  type BudgetView,
+  budgetView,
+  overlayCurrent,
+  type ProviderState,
+  type Residency,
+  type Ticket,
+} from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { ClaimEngine } from "./claim.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-types.js";
-import type { KvBucket } from "./kv.js";
-import { decodeJson, encodeJson } from "./kv.js";
+import { decodeJson, encodeJson, type KvBucket } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";
 import { parseTicket, residencyJson, suspectJson, ticketJson } from "./ticket-codec.js";
 import { assertProviderName, residencyKey, suspectKey, ticketKey } from "./ticket-keys.js";

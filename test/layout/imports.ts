@@ -44,23 +44,44 @@ export function isTestFile(file: string): boolean {
   return file.endsWith(".test.ts");
 }
 
-/** The specifiers a file imports or re-exports, in any of TypeScript's forms. */
-export function specifiers(file: string): string[] {
+/** One import form as written: its specifier and the names it takes ("*" for all of them). */
+interface ImportForm {
+  specifier: string;
+  names: readonly string[] | "*";
+}
+
+/**
+ * Every import form of a file, in any of TypeScript's forms: import and re-export lists,
+ * `import * as` and `export *` (all), dynamic `import()` (all), `import("…").X` types and
+ * `import x = require(…)` (all).
+ */
+function importForms(file: string): ImportForm[] {
   const text = readFileSync(path.join(ROOT, file), "utf8");
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  const out: string[] = [];
-  const literal = (node: ts.Node | undefined): void => {
-    if (node && ts.isStringLiteralLike(node)) out.push(node.text);
+  const kind = file.endsWith(".js") ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind);
+  const out: ImportForm[] = [];
+  const add = (node: ts.Node | undefined, names: readonly string[] | "*"): void => {
+    if (node && ts.isStringLiteralLike(node)) out.push({ specifier: node.text, names });
   };
+  const listed = (elements: ts.NodeArray<ts.ImportSpecifier | ts.ExportSpecifier>): string[] =>
+    elements.map((e) => (e.propertyName ?? e.name).text);
   const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) {
-      literal(node.moduleSpecifier);
+    if (ts.isImportDeclaration(node)) {
+      const bindings = node.importClause?.namedBindings;
+      const names =
+        bindings === undefined ? [] : ts.isNamespaceImport(bindings) ? "*" : listed(bindings.elements);
+      add(node.moduleSpecifier, node.importClause?.name ? [] : names);
+    } else if (ts.isExportDeclaration(node)) {
+      const clause = node.exportClause;
+      add(node.moduleSpecifier, clause && ts.isNamedExports(clause) ? listed(clause.elements) : "*");
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
-      literal(node.moduleReference.expression);
+      add(node.moduleReference.expression, "*");
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      literal(node.arguments[0]);
+      add(node.arguments[0], "*");
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
-      literal(node.argument.literal);
+      let q = node.qualifier;
+      while (q !== undefined && !ts.isIdentifier(q)) q = q.left;
+      add(node.argument.literal, q === undefined ? "*" : [q.text]);
     }
     ts.forEachChild(node, visit);
   };
@@ -68,16 +89,24 @@ export function specifiers(file: string): string[] {
   return out;
 }
 
+/** The specifiers a file imports or re-exports, in any of TypeScript's forms. */
+export function specifiers(file: string): string[] {
+  return importForms(file).map((f) => f.specifier);
+}
+
 const BUILTINS = new Set(builtinModules);
+
+/** The repository file a relative specifier of `file` names (`.js` read as its `.ts` source). */
+function relativeTarget(file: string, specifier: string): string {
+  const abs = path.resolve(path.dirname(path.join(ROOT, file)), specifier);
+  return path.relative(ROOT, abs).split(path.sep).join("/").replace(/\.js$/, ".ts");
+}
 
 /** The imports of `file`, each resolved to a repository file when relative. */
 export function importsOf(file: string): Import[] {
   return specifiers(file).map((specifier) => {
-    if (specifier.startsWith(".")) {
-      const abs = path.resolve(path.dirname(path.join(ROOT, file)), specifier);
-      const target = path.relative(ROOT, abs).split(path.sep).join("/").replace(/\.js$/, ".ts");
-      return { from: file, specifier, target, builtin: false };
-    }
+    if (specifier.startsWith("."))
+      return { from: file, specifier, target: relativeTarget(file, specifier), builtin: false };
     const builtin = specifier.startsWith("node:") || BUILTINS.has(specifier.split("/")[0]!);
     return { from: file, specifier, builtin };
   });
@@ -99,10 +128,19 @@ export function nodeOf(file: string): string | undefined {
 export type Graph = Map<string, Map<string, Import>>;
 
 export function folderGraph(imports: readonly Import[]): Graph {
+  return graphOf(imports, nodeOf);
+}
+
+/** File-level edges: for each importing file, the first import of each file it reaches. */
+export function fileGraph(imports: readonly Import[]): Graph {
+  return graphOf(imports, (file) => file);
+}
+
+function graphOf(imports: readonly Import[], node: (file: string) => string | undefined): Graph {
   const graph: Graph = new Map();
   for (const i of imports) {
-    const from = nodeOf(i.from);
-    const to = i.target === undefined ? undefined : nodeOf(i.target);
+    const from = node(i.from);
+    const to = i.target === undefined ? undefined : node(i.target);
     if (from === undefined || to === undefined || from === to) continue;
     const edges = graph.get(from) ?? new Map<string, Import>();
     if (!edges.has(to)) edges.set(to, i);
@@ -199,22 +237,20 @@ export function doorOf(from: string, target: string): string | undefined {
   const parts = target.split("/");
   for (let n = 1; n < parts.length; n++) {
     const dir = parts.slice(0, n).join("/");
-    if (from.startsWith(`${dir}/`)) continue;
-    if (existsSync(path.join(ROOT, dir, "index.ts"))) return `${dir}/index.ts`;
+    if (!from.startsWith(`${dir}/`) && hasIndex(dir)) return `${dir}/index.ts`;
   }
   return undefined;
 }
 
-/** File-level edges: for each importing file, the first import of each file it reaches. */
-export function fileGraph(imports: readonly Import[]): Graph {
-  const graph: Graph = new Map();
-  for (const i of imports) {
-    if (i.target === undefined || i.target === i.from) continue;
-    const edges = graph.get(i.from) ?? new Map<string, Import>();
-    if (!edges.has(i.target)) edges.set(i.target, i);
-    graph.set(i.from, edges);
+const indexed = new Map<string, boolean>();
+
+function hasIndex(dir: string): boolean {
+  let has = indexed.get(dir);
+  if (has === undefined) {
+    has = existsSync(path.join(ROOT, dir, "index.ts"));
+    indexed.set(dir, has);
   }
-  return graph;
+  return has;
 }
 
 /** What one file takes from one repository file: the names, or "*" for all of them. */
@@ -231,48 +267,13 @@ export interface NamedImport {
  * the source file.
  */
 export function namedImportsOf(file: string): NamedImport[] {
-  const text = readFileSync(path.join(ROOT, file), "utf8");
-  const kind = file.endsWith(".js") ? ts.ScriptKind.JS : ts.ScriptKind.TS;
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind);
-  const out: NamedImport[] = [];
-  const add = (specifier: string, names: readonly string[] | "*"): void => {
-    if (!specifier.startsWith(".")) return;
-    const abs = path.resolve(path.dirname(path.join(ROOT, file)), specifier);
-    let target = path.relative(ROOT, abs).split(path.sep).join("/").replace(/\.js$/, ".ts");
-    if (target.startsWith("dist/")) target = target.slice("dist/".length);
-    out.push({ from: file, target, names });
-  };
-  const listed = (elements: ts.NodeArray<ts.ImportSpecifier | ts.ExportSpecifier>): string[] =>
-    elements.map((e) => (e.propertyName ?? e.name).text);
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const bindings = node.importClause?.namedBindings;
-      const names =
-        bindings === undefined ? [] : ts.isNamespaceImport(bindings) ? "*" : listed(bindings.elements);
-      add(node.moduleSpecifier.text, node.importClause?.name ? [] : names);
-    } else if (
-      ts.isExportDeclaration(node) &&
-      node.moduleSpecifier !== undefined &&
-      ts.isStringLiteral(node.moduleSpecifier)
-    ) {
-      const clause = node.exportClause;
-      add(node.moduleSpecifier.text, clause && ts.isNamedExports(clause) ? listed(clause.elements) : "*");
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      const arg = node.arguments[0];
-      if (arg && ts.isStringLiteralLike(arg)) add(arg.text, "*");
-    } else if (
-      ts.isImportTypeNode(node) &&
-      ts.isLiteralTypeNode(node.argument) &&
-      ts.isStringLiteral(node.argument.literal)
-    ) {
-      let q = node.qualifier;
-      while (q !== undefined && !ts.isIdentifier(q)) q = q.left;
-      add(node.argument.literal.text, q === undefined ? "*" : [q.text]);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return out;
+  return importForms(file).flatMap(({ specifier, names }) => {
+    if (!specifier.startsWith(".")) return [];
+    const target = relativeTarget(file, specifier);
+    return [
+      { from: file, target: target.startsWith("dist/") ? target.slice("dist/".length) : target, names },
+    ];
+  });
 }
 
 /** The names a module exports, `export *` followed, read with TypeScript's checker. */

@@ -3,10 +3,13 @@
 // publisher probes them like any other provider. A ModelProvider of the same namespace and
 // name in the manifests wins.
 import type { ClusterSnapshot, ModelProvider } from "../../binding/index.js";
-import type { KubeObject } from "../kube/index.js";
-import { convertObjects } from "../kube/index.js";
-import type { ChangeListener, ManifestSource, ProviderInfo } from "../sources/index.js";
-import { providerInfos } from "../sources/index.js";
+import { convertObjects, type KubeObject } from "../kube/index.js";
+import {
+  type ChangeListener,
+  type ManifestSource,
+  type ProviderInfo,
+  providerInfos,
+} from "../sources/index.js";
 import type { RawObject } from "./desired.js";
 
 export interface SourceWithExtras extends ManifestSource {

@@ -15,8 +15,8 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { DEPLOYMENT_LABEL } from "../../fleet/index.js";
 import { type Logger, silentLogger } from "../../log/index.js";
-import type { BackoffOptions } from "../kube/index.js";
 import {
+  type BackoffOptions,
   errorMessage,
   FLEET_WATCH_KINDS,
   httpStatus,

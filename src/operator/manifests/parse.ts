@@ -2,15 +2,15 @@
 // either a kubemoot.ai/v1alpha1 object, provider state (a document with no apiVersion and no
 // kind), or something else (a Namespace, a Deployment, …) that is skipped. No I/O here.
 import { parseAllDocuments } from "yaml";
-import type {
-  Agent,
-  ClusterSnapshot,
-  CrewSchedulingPolicy,
-  Model,
-  ModelProvider,
-  MootArchetype,
+import {
+  type Agent,
+  applyProviderStates,
+  type ClusterSnapshot,
+  type CrewSchedulingPolicy,
+  type Model,
+  type ModelProvider,
+  type MootArchetype,
 } from "../../binding/index.js";
-import { applyProviderStates } from "../../binding/index.js";
 import type { ProviderState } from "../../core/index.js";
 import { FieldReader, isObject, type ManifestIssue } from "../../manifests/index.js";
 import { API_GROUP, API_VERSION, KINDS, type Kind, OTHER_KINDS, readMetadata, readObject } from "./kinds.js";

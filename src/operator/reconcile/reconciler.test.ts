@@ -2,8 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { BindResult, ClusterSnapshot, Model, ModelProvider } from "../../binding/index.js";
 import type { ProviderState } from "../../core/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type { BindingSink, ManifestSource, ProviderInfo, SinkReport } from "../sources/index.js";
-import { providerInfos } from "../sources/index.js";
+import {
+  type BindingSink,
+  type ManifestSource,
+  type ProviderInfo,
+  providerInfos,
+  type SinkReport,
+} from "../sources/index.js";
 import { type ReconcileResult, type Reconciler, startReconciler } from "./reconciler.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -28,8 +28,7 @@ import {
 } from "../../binding/index.js";
 import type { ProviderState } from "../../core/index.js";
 import { ErrorCode, KubemootError } from "../../errors/index.js";
-import type { Logger } from "../../log/index.js";
-import { silentLogger } from "../../log/index.js";
+import { type Logger, silentLogger } from "../../log/index.js";
 import type { AgentStatus, BindingSink, ManifestSource, ProviderInfo, SinkReport } from "../sources/index.js";
 
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 50;

@@ -2,8 +2,7 @@
 // (reader): every KUBEMOOT_* variable it gets is one the registry says the webhook or the
 // operator writes and the sidecar reads, each of those is written, and each reads back.
 import { describe, expect, it } from "vitest";
-import type { PhaseBinding } from "../../binding/index.js";
-import { agentEnv } from "../../binding/index.js";
+import { agentEnv, type PhaseBinding } from "../../binding/index.js";
 import { ALL_SETTINGS, SETTINGS } from "../../settings/index.js";
 import { sidecarContainer } from "./inject.js";
 import { DEFAULT_INJECTION_OPTIONS } from "./options.js";

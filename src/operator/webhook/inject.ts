@@ -15,8 +15,13 @@
 // without a model; better to leave it as written and say why).
 import { CREW_LABEL } from "../../binding/index.js";
 import { SETTINGS } from "../../settings/index.js";
-import type { JsonPatchOp } from "../kube/index.js";
-import { AGENT_LABEL, ENV_CONTAINERS_ANNOTATION, isPlainObject, jsonEqual } from "../kube/index.js";
+import {
+  AGENT_LABEL,
+  ENV_CONTAINERS_ANNOTATION,
+  isPlainObject,
+  type JsonPatchOp,
+  jsonEqual,
+} from "../kube/index.js";
 import {
   type EnvVar,
   INJECT_LABEL,
