@@ -72,10 +72,11 @@ export interface KvBucket {
   keys(prefix?: string): Promise<string[]>;
   watch(options: WatchOptions): Promise<KvWatch>;
   /**
-   * The revision a watch with initial values must reach to have seen the whole bucket as of
-   * this call: the newest stored revision, or 0 when the bucket holds nothing.
+   * The revision a watch with initial values must reach to have seen the bucket (or, with a
+   * `filter` as a watch takes it, the keys it matches) as of this call: the newest stored
+   * revision among them, or 0 when there is none.
    */
-  headRevision(): Promise<number>;
+  headRevision(filter?: string): Promise<number>;
 }
 
 /** Connection state of a store, so readers can say "unavailable" instead of "empty". */

@@ -162,11 +162,12 @@ class MemoryBucket implements KvBucket {
     };
   }
 
-  async headRevision(): Promise<number> {
+  async headRevision(filter = ">"): Promise<number> {
     this.assertOnline();
     this.expire();
     let last = 0;
-    for (const e of this.entries.values()) last = e.revision; // the last in write order
+    // Map order is write order: the last match is the newest.
+    for (const e of this.entries.values()) if (filter === ">" || keyMatches(filter, e.key)) last = e.revision;
     return last;
   }
 

@@ -142,7 +142,7 @@ export class BucketMirror<T> {
       delete: async (k, o) => note(await b.delete(k, o)),
       keys: (p) => b.keys(p),
       watch: (o) => b.watch(o),
-      headRevision: () => b.headRevision(),
+      headRevision: (f) => b.headRevision(f),
     };
   }
 

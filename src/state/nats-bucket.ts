@@ -4,6 +4,8 @@
 // the KV client names for the key, so JetStream domains and API prefixes apply to them as to
 // every other call.
 import {
+  type ConsumerMessages,
+  DeliverPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   type JetStreamPublishOptions,
@@ -32,6 +34,8 @@ const WRONG_LAST_SEQUENCE = new Set<number>([
 const MESSAGE_TOO_LARGE = 10054;
 /** How a KV tombstone is marked (NATS ADR-8). */
 const KV_OPERATION = "KV-Operation";
+/** Messages a watch asks for at a time. */
+const WATCH_BATCH = 256;
 
 type FailureKind = "read" | "create" | "write";
 
@@ -77,6 +81,14 @@ export class NatsBucket implements KvBucket {
     private readonly kv: Bucket,
     private readonly inFlight: InFlight,
     private readonly connection: KvConnection,
+    /** A round trip to the server: everything sent before it has been processed there. */
+    private readonly flush: () => Promise<void>,
+    /**
+     * Watch with the KV client's push consumers instead of ordered pull consumers: behind an
+     * API prefix (an account import), where a pull's stream of replies does not cross the
+     * service import but deliveries to an exported inbox stream do (docs/rules/state.md §4).
+     */
+    private readonly pushWatches = false,
   ) {}
 
   async get(key: string): Promise<KvEntry | null> {
@@ -192,12 +204,60 @@ export class NatsBucket implements KvBucket {
 
   async watch(options: WatchOptions): Promise<KvWatch> {
     this.check();
+    if (this.pushWatches) return this.pushWatch(options);
+    const filter = options.key ?? ">";
+    let messages: ConsumerMessages;
+    try {
+      const updatesOnly = options.include !== "initial";
+      // "Updates" means every write after this call: starting just past the head read now makes
+      // it exact, wherever the server is once the consumer exists.
+      const from = updatesOnly ? (await this.headRevision()) + 1 : 0;
+      // An ordered pull consumer: nothing is sent before we ask for it, so no delivery can slip
+      // past between creating the consumer and iterating it (docs/rules/state.md §4), and a
+      // consumer lost on the server is recreated at the next sequence by the client.
+      const consumer = await this.inFlight.track(
+        this.kv.js.consumers.get(this.kv.stream, {
+          filter_subjects: this.kv.fullKeyName(filter),
+          ...(updatesOnly
+            ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+            : { deliver_policy: DeliverPolicy.LastPerSubject }),
+        }),
+      );
+      messages = await this.inFlight.track(consumer.consume({ max_messages: WATCH_BATCH }));
+    } catch (err) {
+      throw toStateError(err, this.name, filter, "read");
+    }
+    // Pull at once, and let the server hold that request before returning: a bucket keeps one
+    // revision per key, so a write made while no pull is outstanding can be replaced before
+    // it is delivered, and then a watch would skip it (only its successor would arrive).
+    const iter = messages[Symbol.asyncIterator]();
+    const first = iter.next();
+    first.catch(() => undefined); // seen by the first iteration
+    try {
+      await this.inFlight.track(this.flush());
+    } catch (err) {
+      messages.stop();
+      throw toStateError(err, this.name, filter, "read");
+    }
+    const kv = this.kv;
+    async function* entries(): AsyncGenerator<KvEntry> {
+      for (let r = await first; !r.done; r = await iter.next()) yield toEntry(kv.jmToWatchEntry(r.value, false));
+    }
+    // One underlying iterator: every iteration of the watch continues where the last left off.
+    const shared = entries();
+    return {
+      stop: () => {
+        messages.stop();
+      },
+      [Symbol.asyncIterator]: () => shared,
+    };
+  }
+
+  /** The KV client's own watch (a push consumer): see `pushWatches`. */
+  private async pushWatch(options: WatchOptions): Promise<KvWatch> {
     let it: Awaited<ReturnType<Bucket["watch"]>>;
     try {
       const updatesOnly = options.include !== "initial";
-      // "Updates" means every write after this call: the client's deliver-new consumer starts
-      // wherever the server is once it gets created, which can be after a write acknowledged
-      // before watch() resolved. Starting just past the head read now makes it exact.
       const from = updatesOnly ? (await this.headRevision()) + 1 : 0;
       it = await this.kv.watch({
         key: options.key ?? ">",
@@ -210,21 +270,25 @@ export class NatsBucket implements KvBucket {
     async function* entries(): AsyncGenerator<KvEntry> {
       for await (const e of it) yield toEntry(e);
     }
-    // One underlying iterator: every iteration of the watch continues where the last left off.
     const shared = entries();
-    return {
-      stop: () => it.stop(),
-      [Symbol.asyncIterator]: () => shared,
-    };
+    return { stop: () => it.stop(), [Symbol.asyncIterator]: () => shared };
   }
 
-  async headRevision(): Promise<number> {
+  async headRevision(filter = ">"): Promise<number> {
     this.check();
     try {
-      const { state } = (await this.inFlight.track(this.kv.status())).streamInfo;
-      return state.messages === 0 ? 0 : state.last_seq;
+      if (filter === ">") {
+        const { state } = (await this.inFlight.track(this.kv.status())).streamInfo;
+        return state.messages === 0 ? 0 : state.last_seq;
+      }
+      // The newest message on the filter's subjects (a wildcard `last_by_subj`, answered by the
+      // stream leader): what a watch of that filter must reach.
+      const m = await this.inFlight.track(
+        this.kv.jsm.streams.getMessage(this.kv.stream, { last_by_subj: this.kv.fullKeyName(filter) }),
+      );
+      return m?.seq ?? 0;
     } catch (err) {
-      throw toStateError(err, this.name, "(head)", "read");
+      throw toStateError(err, this.name, `(head ${filter})`, "read");
     }
   }
 

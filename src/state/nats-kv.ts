@@ -116,7 +116,7 @@ export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore
       `no JetStream at ${redactUrl(options.servers)}: ${redactSecrets(errorMessage(err))}`,
     );
   }
-  return new NatsKvStore(nc, jetstream(nc, { ...jsOptions }));
+  return new NatsKvStore(nc, jetstream(nc, { ...jsOptions }), options.apiPrefix !== undefined);
 }
 
 export class NatsKvStore implements KvStore {
@@ -129,6 +129,8 @@ export class NatsKvStore implements KvStore {
   constructor(
     readonly nc: NatsConnection,
     js: JetStreamClient,
+    /** Watches use push consumers (behind an API prefix): see NatsBucket. */
+    private readonly pushWatches = false,
   ) {
     this.connection.onStatus((up) => {
       if (!up)
@@ -153,7 +155,15 @@ export class NatsKvStore implements KvStore {
       });
       if (!(kv instanceof Bucket))
         throw new KubemootError(ErrorCode.Internal, "the KV client returned an unexpected bucket type");
-      return new NatsBucket(name, settings, kv, this.inFlight, this.connection);
+      return new NatsBucket(
+        name,
+        settings,
+        kv,
+        this.inFlight,
+        this.connection,
+        () => this.nc.flush(),
+        this.pushWatches,
+      );
     } catch (err) {
       // Least-privilege users (docs/deploy.md): only the operator's may create the buckets.
       const refused = /Permissions Violation for Publish to "([^"]+)"/.exec(errorMessage(err))?.[1];

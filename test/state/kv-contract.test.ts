@@ -210,18 +210,34 @@ for (const [name, make] of Object.entries(harnesses)) {
       await b.put("before", bytes("0"));
       const w = await b.watch({ include: "updates" });
       const r1 = await b.put("a", bytes("1"));
-      await b.delete("a");
+      await b.delete("before");
       const r3 = await b.create("b", bytes("3"));
       const got = await collect(w, 3);
       w.stop();
       expect(got.map((e) => [e.key, e.operation])).toEqual([
         ["a", "PUT"],
-        ["a", "DEL"],
+        ["before", "DEL"],
         ["b", "PUT"],
       ]);
       expect(got[0]!.revision).toBe(r1);
       expect(got[2]!.revision).toBe(r3);
       expect(decodeJson(got[2]!.value)).toBe(3);
+    });
+
+    it("a watch always delivers a key's last revision; one replaced before delivery may be skipped", async () => {
+      // History 1 keeps one revision per key: a watch that lags sees the newest only.
+      const b = await fresh();
+      const w = await b.watch({ include: "updates" });
+      await b.put("x", bytes("1"));
+      await b.put("x", bytes("2"));
+      const last = await b.delete("x");
+      const r = await b.put("y", bytes("3"));
+      const got = await collect(w, 5, 1000);
+      w.stop();
+      const revs = got.map((e) => e.revision);
+      expect(revs).toEqual([...revs].sort((p, q) => p - q));
+      expect(got.filter((e) => e.key === "x").at(-1)).toMatchObject({ revision: last, operation: "DEL" });
+      expect(got.at(-1)).toMatchObject({ key: "y", revision: r });
     });
 
     it("a watch with initial values replays the last revision of each key, tombstones included", async () => {
@@ -263,6 +279,75 @@ for (const [name, make] of Object.entries(harnesses)) {
       await b.put("a", bytes("1"));
       const r = await b.put("b", bytes("2"));
       expect(await b.headRevision()).toBe(r);
+    });
+
+    it("headRevision with a filter is the newest revision of a matching key, tombstones included", async () => {
+      const b = await fresh();
+      expect(await b.headRevision("t.p1.>")).toBe(0);
+      const r1 = await b.put("t.p1.ns.a", bytes("1"));
+      await b.put("t.p2.ns.b", bytes("2"));
+      expect(await b.headRevision("t.p1.>")).toBe(r1);
+      await b.put("g.p2.claim", bytes("3"));
+      const d = await b.delete("t.p1.ns.a");
+      const other = await b.put("t.p10.ns.c", bytes("4"));
+      expect(await b.headRevision("*.p1.>")).toBe(d);
+      expect(await b.headRevision("*.p2.>")).toBe(d - 1);
+      expect(await b.headRevision("*.p3.>")).toBe(0);
+      expect(await b.headRevision()).toBe(other);
+    });
+
+    it("a filtered watch with initial values replays only the matching keys, then their updates", async () => {
+      const b = await fresh();
+      await b.put("t.p1.ns.a", bytes("1"));
+      await b.put("t.p2.ns.b", bytes("2"));
+      await b.put("g.p1.claim", bytes("3"));
+      await b.delete("t.p1.ns.a");
+      const w = await b.watch({ include: "initial", key: "*.p1.>" });
+      await b.put("t.p2.ns.c", bytes("4"));
+      await b.put("r.p1.m", bytes("5"));
+      const got = await collect(w, 3);
+      w.stop();
+      expect(got.map((e) => [e.key, e.operation])).toEqual([
+        ["g.p1.claim", "PUT"],
+        ["t.p1.ns.a", "DEL"],
+        ["r.p1.m", "PUT"],
+      ]);
+    });
+
+    it("a watch for updates misses no key's last write made while it is being set up, many at once", async () => {
+      // Writers run while 8 watches start: each must end up with the last revision of every
+      // key written after its watch() resolved, in revision order (a watch whose deliveries
+      // start before it listens drops them, and a key written once is then never seen).
+      const b = await fresh();
+      let stop = false;
+      const written: { key: string; rev: number }[] = [];
+      const writer = (async () => {
+        for (let i = 0; !stop && i < 5000; i++) {
+          const key = `k.${i}`; // each key written once: nothing supersedes it
+          written.push({ key, rev: await b.put(key, bytes(String(i))) });
+          // The in-memory store answers in a microtask: let timers and the watches run.
+          if (i % 4 === 0) await new Promise((r) => setImmediate(r));
+        }
+      })();
+      const watches = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const w = await b.watch({ include: "updates" });
+          return { w, after: written.length };
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      stop = true;
+      await writer;
+      for (const { w, after } of watches) {
+        const want = written.slice(after).map((x) => x.rev);
+        const got = await collect(w, want.length + 8, 1500);
+        w.stop();
+        const revs = got.map((e) => e.revision);
+        expect(revs).toEqual([...revs].sort((p, q) => p - q));
+        // Every write acknowledged after watch() resolved is delivered.
+        const seen = new Set(revs);
+        expect(want.filter((r) => !seen.has(r))).toEqual([]);
+      }
     });
 
     it("rejects values over the bucket's maximum and invalid keys", async () => {
