@@ -27,11 +27,11 @@ export function stateTarget(flags: FlagValues, hint = ""): "memory" | string {
 
 /**
  * NATS credentials file, TLS files (CA; client certificate + key for mutual TLS) and the KV
- * buckets' replicas (1, 3 or 5), from the environment; each file must exist.
+ * buckets' replicas (1, 3 or 5) and their key layout, from the environment; each file must exist.
  */
 export function natsStateOptions(
   env: NodeJS.ProcessEnv = process.env,
-): Pick<StateStoreOptions, "nats" | "replicas"> {
+): Pick<StateStoreOptions, "nats" | "replicas" | "keyLayout"> {
   const file = (s: Setting<string | undefined>): string | undefined => {
     const v = readSetting(env, s);
     if (v !== undefined && !existsSync(v)) {
@@ -60,5 +60,6 @@ export function natsStateOptions(
   return {
     ...(creds || tls ? { nats: { ...(creds ? { credsFile: creds } : {}), ...(tls ? { tls } : {}) } } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
+    keyLayout: readSetting(env, SETTINGS.keyLayout),
   };
 }

@@ -40,7 +40,7 @@ export { aggregateDemand } from "./demand.js";
 export type { Engine } from "./engines.js";
 export { DEFAULT_ENGINE, ENGINES, isEngine, isFixedModelEngine, speaksOpenAiOnly } from "./engines.js";
 export { heldPlanUsable, selectionPromptTokens } from "./held-plan.js";
-export { kvToken } from "./keys.js";
+export { kvToken, kvUntoken } from "./keys.js";
 export { recordLatency } from "./latency-ema.js";
 export type { Phase, PlanRequest } from "./planner.js";
 export { plan } from "./planner.js";

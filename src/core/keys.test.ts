@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kvToken } from "./keys.js";
+import { kvToken, kvUntoken } from "./keys.js";
 
 describe("§8 KV-safe key tokens", () => {
   it.each([
@@ -18,5 +18,14 @@ describe("§8 KV-safe key tokens", () => {
   it("distinct names give distinct tokens", () => {
     expect(kvToken("a.b")).not.toBe(kvToken("a_b"));
     expect(kvToken("a:b")).not.toBe(kvToken("a/b"));
+  });
+});
+
+describe("§8 KV-safe key tokens read back", () => {
+  it.each(["qwen2.5:14b", "ns/agent", "", "Abc-09", "a_b", "é", "€", "😀", "gpu.rack-2.a"])("%j", (s) => {
+    expect(kvUntoken(kvToken(s))).toBe(s);
+  });
+  it.each(["a.b", "_zz", "_4", "__12", "a_", "x y"])("%j is no token", (t) => {
+    expect(kvUntoken(t)).toBeUndefined();
   });
 });

@@ -23,3 +23,24 @@ export function kvToken(s: string): string {
   }
   return out;
 }
+
+/** kvToken's inverse; undefined for a string kvToken never writes. */
+export function kvUntoken(token: string): string | undefined {
+  if (token === "_") return "";
+  let out = "";
+  for (let i = 0; i < token.length; ) {
+    const ch = token[i]!;
+    if (ch !== "_") {
+      if (!/[0-9A-Za-z-]/.test(ch)) return undefined;
+      out += ch;
+      i++;
+      continue;
+    }
+    const wide = token[i + 1] === "_";
+    const hex = wide ? token.slice(i + 2, i + 6) : token.slice(i + 1, i + 3);
+    if (hex.length !== (wide ? 4 : 2) || !/^[0-9a-f]+$/.test(hex)) return undefined;
+    out += String.fromCharCode(Number.parseInt(hex, 16));
+    i += wide ? 6 : 3;
+  }
+  return out;
+}

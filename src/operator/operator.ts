@@ -5,7 +5,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { ProviderPublisher, type PublishedProvider } from "../publisher/index.js";
+import { ProviderPublisher, type PublishedProvider, publishNeededFrom } from "../publisher/index.js";
 import type { StateStore } from "../state/index.js";
 import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
 import { type HealthServer, startHealthServer } from "./health.js";
@@ -114,6 +114,9 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     sink: o.state.providerWriter,
     intervalMs: o.probeIntervalMs ?? 10_000,
     logger: log,
+    // An unchanged probe is not rewritten, unless a reader's mark (a suspect mark, ...) needs
+    // a newer probe time: read from the tickets bucket (docs/rules/state.md §2.2).
+    publishNeeded: publishNeededFrom(() => o.state.tickets.everything()),
     onPublish: () => reconciler?.setProviderStates(publisher.states()),
   });
   const files = o.manifests.length > 0;

@@ -6,7 +6,13 @@
 // goes ready=false after consecutive failures (short blips are ridden out) and comes back on the
 // first good probe; one found to be another engine than declared goes ready=false at once (see
 // engineMismatches()).
-import type { Engine, ProviderState } from "../core/index.js";
+//
+// It writes on change plus a slow heartbeat (docs/rules/binding.md §8 "Provider publisher",
+// docs/rules/state.md §2.1): every sidecar watches the bucket, so a probe whose value equals the
+// last one written in every field but lastProbedAt (./same-state.ts) is not written, unless the
+// last write is `heartbeatMs` old or a reader holds a mark only a newer probe time settles
+// (`publishNeeded`, ./reader-marks.ts: a suspect mark, docs/rules/state.md §2.2).
+import { type Engine, PROVIDER_STALE_MS, type ProviderState } from "../core/index.js";
 import {
   EngineHttp,
   type EngineMismatchError,
@@ -16,10 +22,12 @@ import {
   OllamaClient,
   readDcgmFramebuffer,
 } from "../engines/index.js";
+import { invalidArgument } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { toEngineProviderState, unreadyEngineState } from "./engine-state.js";
 import { DEFAULT_FAILURE_THRESHOLD, ProbeFailureTracker } from "./failure-tracker.js";
 import { type ProviderProbeConfig, toProviderState, unreadyProviderState } from "./provider-state.js";
+import { sameButProbeTime } from "./same-state.js";
 import { SingleSlotModels } from "./single-slot-models.js";
 
 export interface PublishedProvider extends ProviderProbeConfig {
@@ -50,6 +58,23 @@ export interface PublisherOptions {
   probeTimeoutMs?: number;
   /** Consecutive failures before ready=false; default 3. */
   failureThreshold?: number;
+  /**
+   * Heartbeat (ms): a probe that changes nothing but lastProbedAt is written only once this
+   * long has passed since the provider's last write; default 60 000 (DEFAULT_HEARTBEAT_MS).
+   * 0 writes every probe. At most half of PROVIDER_STALE_MS (150 000): an unchanged state is
+   * rewritten within heartbeatMs plus one probe interval, well before readers drop it as stale.
+   */
+  heartbeatMs?: number;
+  /**
+   * Whether a probe that changed nothing but lastProbedAt must still be written because a
+   * reader holds something only a newer probe time settles: a suspect mark newer than the last
+   * published probe (planners skip the provider until then), a residency overlay of a model the
+   * state does not list, a fixed engine's ticket claimed after the probe (./reader-marks.ts).
+   * Asked with the last published state, only when the heartbeat is not due; true, or a
+   * failure, writes the probe. The operator passes
+   * publishNeededFrom(() => state.tickets.everything()). Absent: never.
+   */
+  publishNeeded?: (last: ProviderState) => boolean | Promise<boolean>;
   /** Epoch ms; default Date.now. */
   now?: () => number;
   logger?: Logger;
@@ -68,23 +93,38 @@ interface Entry {
   mismatch: EngineMismatchError | undefined;
   tracker: ProbeFailureTracker;
   last: ProviderState | undefined;
+  /** When `last` was written (this.now()). */
+  writtenAt: number;
   timer: NodeJS.Timeout | undefined;
   running: Promise<void> | undefined;
   again: boolean;
 }
+
+/** How often an unchanged provider state is rewritten anyway (ms). */
+const DEFAULT_HEARTBEAT_MS = 60_000;
 
 export class ProviderPublisher {
   private readonly entries = new Map<string, Entry>();
   private readonly intervalMs: number;
   private readonly timeoutMs: number;
   private readonly threshold: number;
+  private readonly heartbeatMs: number;
   private readonly now: () => number;
   private started = false;
+  /** Since construction: states written, and probes not written because nothing changed. */
+  readonly stats = { written: 0, skipped: 0 };
 
   constructor(private readonly o: PublisherOptions) {
     this.intervalMs = o.intervalMs ?? 10_000;
     this.timeoutMs = o.probeTimeoutMs ?? 5_000;
     this.threshold = o.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD;
+    this.heartbeatMs = o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    if (!(this.heartbeatMs >= 0 && this.heartbeatMs <= PROVIDER_STALE_MS / 2)) {
+      throw invalidArgument(
+        "heartbeatMs",
+        `${this.heartbeatMs}: must be 0..${PROVIDER_STALE_MS / 2} ms (half the providers' staleness bound)`,
+      );
+    }
     this.now = o.now ?? Date.now;
   }
 
@@ -132,6 +172,7 @@ export class ProviderPublisher {
         mismatch: carried.get(p.name),
         tracker: new ProbeFailureTracker(this.threshold),
         last: undefined,
+        writtenAt: 0,
         timer: undefined,
         running: undefined,
         again: false,
@@ -197,7 +238,7 @@ export class ProviderPublisher {
       if (e.mismatch)
         this.o.logger?.info({ provider: name }, "provider answers as its declared engine again");
       e.mismatch = undefined;
-      await this.publish(e, state);
+      await this.offer(e, state);
     } catch (err) {
       const verdict = e.tracker.failure(err instanceof Error ? err.message : String(err));
       if (isEngineMismatch(err)) {
@@ -214,7 +255,7 @@ export class ProviderPublisher {
         if (verdict.ready) return;
       }
       const at = this.now();
-      await this.publish(
+      await this.offer(
         e,
         e.prober
           ? unreadyEngineState(e.config, e.prober.engine, e.last, at)
@@ -256,10 +297,37 @@ export class ProviderPublisher {
     }
   }
 
+  /** Writes a probe's state unless it changes nothing a reader needs (see the file comment). */
+  private async offer(e: Entry, state: ProviderState): Promise<void> {
+    if (await this.unchanged(e, state)) {
+      this.stats.skipped++;
+      return;
+    }
+    await this.publish(e, state);
+  }
+
+  private async unchanged(e: Entry, state: ProviderState): Promise<boolean> {
+    const last = e.last;
+    if (last === undefined || this.heartbeatMs === 0) return false;
+    const age = this.now() - e.writtenAt;
+    // A clock that went back counts as due: never hold a write back on a time not yet reached.
+    if (age < 0 || age >= this.heartbeatMs) return false;
+    if (!sameButProbeTime(state, last)) return false;
+    if (this.o.publishNeeded === undefined) return true;
+    try {
+      return !(await this.o.publishNeeded(last));
+    } catch {
+      // Not knowing what readers hold: write, as before there was any skipping.
+      return false;
+    }
+  }
+
   private async publish(e: Entry, state: ProviderState): Promise<void> {
     try {
       await this.o.sink.publish(state);
       e.last = state;
+      e.writtenAt = this.now();
+      this.stats.written++;
       this.o.onPublish?.(state);
     } catch (err) {
       this.warn(e.config.name, "publish failed", err);

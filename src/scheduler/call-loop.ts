@@ -7,6 +7,14 @@ import { printable } from "../errors/index.js";
 import type { SchedulerStore } from "./store.js";
 import type { PlaceInput, PlacementOut, PlaceOutcome, RefusalOut, WaitEventOut } from "./types.js";
 
+/**
+ * A waiting call plans again at least this often (ms), changed state or not: time alone can
+ * free it (a busy copy draining, a victim's minimum residency passing, a dead holder's lease
+ * ending), and provider states are no longer rewritten at every probe to announce it
+ * (docs/rules/binding.md §8).
+ */
+const REPLAN_EVERY_MS = 1000;
+
 export interface CallLoopDeps {
   /** One placement attempt (Scheduler.place); `queueWaitMs` is what the call waited so far. */
   place(input: PlaceInput, queueWaitMs: number): Promise<PlaceOutcome>;
@@ -64,7 +72,7 @@ export async function* placeOrWait(
         yield { kind: "waiting", refusal, deadlineMs };
         await demand.putWait(waitingFor, input.agent).catch((err) => d.warn("wait demand", err));
       }
-      const r = await capacity.awaitChange(counter, deadlineMs, signal);
+      const r = await capacity.awaitChange(counter, Math.min(deadlineMs, d.now() + REPLAN_EVERY_MS), signal);
       if (r.kind === "aborted") return;
       if (r.kind === "unavailable") {
         yield { kind: "stand-aside", refusal: note(refusal, `the state watch was lost: ${r.reason}`) };

@@ -77,12 +77,15 @@ export class Placement {
     };
   }
 
-  /** Reads the shared state a decision needs (each read at most 200 ms old). */
-  async read(): Promise<StateRead> {
+  /**
+   * Reads the shared state a decision among `models` needs (each read at most 200 ms old): the
+   * tickets of every provider that offers one of them (docs/rules/state.md §10.1).
+   */
+  async read(models: readonly string[]): Promise<StateRead> {
     const { state } = this.d;
     const [providers, { tickets, residencies, suspects }, demand] = await Promise.all([
       state.providers.list(),
-      state.tickets.everything(),
+      state.tickets.everything(models),
       state.demand.snapshot(),
     ]);
     return { providers, tickets, residencies, suspects, demand: demand.entries };
@@ -108,8 +111,8 @@ export class Placement {
   }
 
   /** read() then index(). */
-  async snapshot(): Promise<{ snapshot: PlacementSnapshot; index: SnapshotIndex }> {
-    return this.index(await this.read());
+  async snapshot(models: readonly string[]): Promise<{ snapshot: PlacementSnapshot; index: SnapshotIndex }> {
+    return this.index(await this.read(models));
   }
 
   /**

@@ -12,13 +12,15 @@ import {
   bucketSettings,
   type KvStore,
   MemoryKvStore,
+  keyLayout,
   openStateStore,
   PROVIDER_TICKETS_BUCKET,
   type StateStore,
-  ticketKey,
 } from "../state/index.js";
 import { schedulerConfigFromEnv } from "./config.js";
 import { type PlaceInput, type ReleaseInput, Scheduler, type SchedulerHooks } from "./scheduler.js";
+
+const keys = keyLayout("scoped", "test");
 
 const input: PlaceInput = {
   agent: "team/a",
@@ -159,7 +161,7 @@ it("answers before the delete is acknowledged, learns the outcome at once, and c
   const d: Deletes = { hold: new Promise<void>((r) => (letGo = r)), failures: 0, attempts: 0 };
   const { bucket, place, scheduler: s } = await setup({ deletes: d });
   const p = await place();
-  const key = ticketKey(p.provider, p.ticketId);
+  const key = keys.ticket(p);
   expect(await s.release(outcome(p.ticketId))).toBe(true);
   expect(d.attempts).toBe(1);
   expect(await bucket.get(key)).not.toBeNull(); // still there: the delete is held
@@ -180,7 +182,7 @@ it("answers before the delete is acknowledged, learns the outcome at once, and c
 it("retries a delete that failed until it lands, and reports each failure", async () => {
   const { d, failures, bucket, place, scheduler: s } = await failingDeletes(2);
   const p = await place();
-  const key = ticketKey(p.provider, p.ticketId);
+  const key = keys.ticket(p);
   expect(await s.release(outcome(p.ticketId))).toBe(true);
   await until("the ticket is deleted", async () => (await bucket.get(key)) === null);
   expect(d.attempts).toBe(3);
@@ -195,7 +197,7 @@ it("gives a failing delete up at shutdown, leaving the ticket to its lease", asy
   await s.close(); // ends while the delete is failing: no hang
   expect(failures.at(-1)).toBe(false);
   expect(failures.slice(0, -1).every((retry) => retry)).toBe(true);
-  const left = await bucket.get(ticketKey(p.provider, p.ticketId));
+  const left = await bucket.get(keys.ticket(p));
   expect(left).not.toBeNull();
 });
 

@@ -158,7 +158,7 @@ export class Scheduler {
     let outcome: PlaceOutcome | undefined;
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {
-      const read = await this.placement.read();
+      const read = await this.placement.read(candidates.map((c) => c.model));
       let t0 = performance.now();
       const { snapshot, index: ix } = this.placement.index(read);
       let decideMs = performance.now() - t0;
@@ -284,7 +284,7 @@ export class Scheduler {
     const tokens =
       input.promptChars > 0 ? estimateTokens(input.promptChars, ratio) : selectionPromptTokens(ratio);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
-    const { index: ix } = await this.placement.snapshot();
+    const { index: ix } = await this.placement.snapshot(models);
     const decision = plan(ix, { candidates, tolerance, promptTokens: tokens, phase: input.phase });
     if (decision.kind !== "claim") {
       return this.placement.refusalOutcome(decision, candidates, tokens, { ...input, cannotWait: false });

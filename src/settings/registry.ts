@@ -39,6 +39,7 @@ export const NATS_SETTINGS: readonly Setting[] = [
   SETTINGS.natsTlsCert,
   SETTINGS.natsTlsKey,
   SETTINGS.kvReplicas,
+  SETTINGS.keyLayout,
 ];
 
 export const LEADER_ELECTION_SETTINGS: readonly Setting[] = [

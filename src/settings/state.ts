@@ -54,6 +54,18 @@ export const STATE_SETTINGS = {
     "KUBEMOOT_NATS_TLS_KEY",
     "the client certificate's key file; set together with KUBEMOOT_NATS_TLS_CERT",
   ),
+  keyLayout: defineSetting<"scoped" | "kubemoot">({
+    name: "KUBEMOOT_KEY_LAYOUT",
+    type: "choice",
+    default: "scoped",
+    help:
+      "the key layout of the tickets and demand buckets: scoped (provider and namespace as their own " +
+      "key tokens, so watches and NATS permissions can narrow to them) or kubemoot (Kubemoot's own " +
+      "keys, to share buckets with its runtime; every sidecar then watches every provider)",
+    readBy: NATS_READERS,
+    writtenBy: ["webhook"],
+    parseValue: (raw, source) => parseChoice(raw, source, ["scoped", "kubemoot"] as const),
+  }),
   kvReplicas: defineSetting<1 | 3 | 5 | undefined>({
     name: "KUBEMOOT_KV_REPLICAS",
     type: "choice",

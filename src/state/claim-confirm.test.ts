@@ -10,7 +10,9 @@ import { encodeJson, type KvBucket } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { guardJson, ticketJson } from "./ticket-codec.js";
-import { guardKey, providerOfKey, ticketKey } from "./ticket-keys.js";
+import { keyLayout } from "./ticket-keys.js";
+
+const keys = keyLayout("scoped");
 import { type TicketsMirror, ticketsDecoder } from "./tickets-view.js";
 
 const NOW = T0;
@@ -40,15 +42,15 @@ async function setup(): Promise<{ bucket: KvBucket; mirror: TicketsMirror }> {
     connection: kv.connection,
     now: () => NOW,
     bucket,
-    decode: ticketsDecoder(silentLogger),
-    group: providerOfKey,
+    decode: ticketsDecoder(keys, silentLogger),
+    group: (k: string) => keys.providerOf(k),
     logger: silentLogger,
   });
   await mirror.start();
   return { bucket, mirror };
 }
 
-const put = (b: KvBucket, t: Ticket) => b.put(ticketKey("flip", t.ticketId), encodeJson(ticketJson(t)));
+const put = (b: KvBucket, t: Ticket) => b.put(keys.ticket({ provider: "flip", ticketId: t.ticketId }), encodeJson(ticketJson(t)));
 
 describe("a warm ticket confirming itself", () => {
   it("counts a decision's ticket written after it, even once the copy has seen that write", async () => {
@@ -56,14 +58,15 @@ describe("a warm ticket confirming itself", () => {
     // A decision (on EMPTY: beta is a cold load) commits its guard; a warm alpha ticket is
     // written; then the decision's ticket lands; then a later decision replaces the guard.
     const beta = ticket("b1", "beta", { coldLoad: true });
-    await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [beta], stateRevision: 0 })));
+    await bucket.put(keys.guard("flip"), encodeJson(guardJson({ pending: [beta], stateRevision: 0 })));
     const warm = ticket("w1", "alpha", { coldLoad: false });
     await put(bucket, warm);
     const landed = await put(bucket, beta);
-    await bucket.put(guardKey("flip"), encodeJson(guardJson({ pending: [], stateRevision: 0 })));
+    await bucket.put(keys.guard("flip"), encodeJson(guardJson({ pending: [], stateRevision: 0 })));
     expect(await mirror.waitForRevision(landed + 1, 1000)).toBe(true);
     for (const state of [ALPHA, EMPTY]) {
       const fits = warmStillFits({
+        keys,
         mirror,
         state,
         ticket: warm,
@@ -87,6 +90,7 @@ describe("a warm ticket confirming itself", () => {
     expect(await mirror.waitForRevision(last, 1000)).toBe(true);
     expect(
       warmStillFits({
+        keys,
         mirror,
         state: ALPHA,
         ticket: warm,

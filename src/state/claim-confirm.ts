@@ -8,6 +8,7 @@
 
 import { claimVerdict, type ProviderState, type Residency, type Ticket, ticketLive } from "../core/index.js";
 import { guardFromMirror, unseenPending } from "./claim-guard.js";
+import type { KeyLayout } from "./ticket-keys.js";
 import { providerResidencies, type TicketsMirror } from "./tickets-view.js";
 
 /** Live tickets of a provider written before revision `before`, except `exclude`. */
@@ -29,6 +30,7 @@ function ticketsBefore(
 }
 
 export interface WarmCheck {
+  keys: KeyLayout;
   mirror: TicketsMirror;
   state: ProviderState | undefined;
   ticket: Ticket;
@@ -60,7 +62,8 @@ export function warmStillFits(c: WarmCheck): boolean {
     c.liveNowMs,
     new Set([ticket.ticketId]),
   );
-  view.push(...unseenPending(mirror, provider, guardFromMirror(mirror, provider), c.liveNowMs));
+  const { keys } = c;
+  view.push(...unseenPending(keys, mirror, provider, guardFromMirror(keys, mirror, provider), c.liveNowMs));
   // A load that plans to unload this model: the copy is on its way out.
   if (view.some((t) => Object.hasOwn(t.evicts ?? {}, ticket.modelName))) return false;
   const residencies: Residency[] = providerResidencies(mirror, provider);

@@ -8,24 +8,28 @@ import { stateUnavailable } from "./kv-errors.js";
 
 export class FreshCopies {
   constructor(
-    private readonly o: Pick<ClaimEngineOptions, "mirror" | "providers">,
+    private readonly o: Pick<ClaimEngineOptions, "copies" | "providers">,
     /** Age of the copies a decision may read (ms). */
     readonly decideAgeMs: number,
   ) {}
 
-  /** Proves both copies current at most the decision age old (the tickets copy at or after `since`). */
-  async refresh(since: number): Promise<void> {
-    const { mirror, providers } = this.o;
-    await Promise.all([mirror.fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+  /**
+   * Proves both copies current at most the decision age old (the provider's tickets copy at or
+   * after `since`).
+   */
+  async refresh(provider: string, since: number): Promise<void> {
+    const { copies, providers } = this.o;
+    await Promise.all([copies.of(provider).fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
   }
 
   /**
    * Whether both copies are still within the decision age now. A caller checks it in the same
    * synchronous run as its decision: any await in between would let the copies age unseen.
    */
-  freshEnough(): boolean {
-    const { mirror, providers } = this.o;
-    return performance.now() - Math.min(mirror.confirmedAt, providers.confirmedAt) <= this.decideAgeMs;
+  freshEnough(provider: string): boolean {
+    const { copies, providers } = this.o;
+    const confirmedAt = Math.min(copies.of(provider).confirmedAt, providers.confirmedAt);
+    return performance.now() - confirmedAt <= this.decideAgeMs;
   }
 }
 

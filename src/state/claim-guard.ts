@@ -4,7 +4,7 @@
 import type { Ticket } from "../core/index.js";
 import { decodeJson, encodeJson, type KvBucket } from "./kv.js";
 import { guardJson, parseGuard } from "./ticket-codec.js";
-import { guardKey, ticketKey } from "./ticket-keys.js";
+import type { KeyLayout } from "./ticket-keys.js";
 import type { TicketsMirror } from "./tickets-view.js";
 
 /** The last decision on a provider: the guard's revision (0 = none) and its tickets. */
@@ -19,14 +19,14 @@ export interface Guard {
 const GUARD_HEADROOM_BYTES = 296;
 
 /** The provider-state revision the last decision on a provider read, as the copy holds it. */
-export function guardStateRevision(mirror: TicketsMirror, provider: string): number {
-  const v = mirror.get(guardKey(provider))?.value;
+export function guardStateRevision(keys: KeyLayout, mirror: TicketsMirror, provider: string): number {
+  const v = mirror.get(keys.guard(provider))?.value;
   return v?.kind === "guard" ? v.guard.stateRevision : 0;
 }
 
 /** The guard as the copy holds it. */
-export function guardFromMirror(mirror: TicketsMirror, provider: string): Guard {
-  const key = guardKey(provider);
+export function guardFromMirror(keys: KeyLayout, mirror: TicketsMirror, provider: string): Guard {
+  const key = keys.guard(provider);
   const seen = mirror.seen(key);
   const v = mirror.get(key)?.value;
   return {
@@ -41,8 +41,13 @@ export function guardFromMirror(mirror: TicketsMirror, provider: string): Guard 
  * unless the copy already holds a newer one. A read-back revision 0 means the server dropped
  * the guard by TTL: trust it.
  */
-export function pickGuard(mirror: TicketsMirror, provider: string, authoritative: Guard | null): Guard {
-  const fromMirror = guardFromMirror(mirror, provider);
+export function pickGuard(
+  keys: KeyLayout,
+  mirror: TicketsMirror,
+  provider: string,
+  authoritative: Guard | null,
+): Guard {
+  const fromMirror = guardFromMirror(keys, mirror, provider);
   return authoritative !== null &&
     (authoritative.revision === 0 || authoritative.revision > fromMirror.revision)
     ? authoritative
@@ -51,6 +56,7 @@ export function pickGuard(mirror: TicketsMirror, provider: string, authoritative
 
 /** Pending tickets of a guard that the copy has never seen (not even as a tombstone), still live. */
 export function unseenPending(
+  keys: KeyLayout,
   mirror: TicketsMirror,
   provider: string,
   guard: Guard,
@@ -58,14 +64,14 @@ export function unseenPending(
 ): Ticket[] {
   return guard.pending.filter(
     (t) =>
-      !mirror.knows(ticketKey(provider, t.ticketId)) &&
+      !mirror.knows(keys.ticket({ ...t, provider })) &&
       (t.expiresAt === undefined || t.expiresAt > liveNowMs),
   );
 }
 
 /** Reads the guard from the bucket itself (when the copy does not bring the newer one). */
-export async function readGuard(bucket: KvBucket, provider: string): Promise<Guard> {
-  const e = await bucket.get(guardKey(provider));
+export async function readGuard(keys: KeyLayout, bucket: KvBucket, provider: string): Promise<Guard> {
+  const e = await bucket.get(keys.guard(provider));
   if (e === null) return { revision: 0, pending: [], stateRevision: 0 };
   let raw: unknown;
   try {

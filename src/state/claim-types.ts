@@ -3,8 +3,9 @@
 import type { BudgetView, Ticket } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import type { KvBucket } from "./kv.js";
+import type { KeyLayout } from "./ticket-keys.js";
 import type { ProviderStateReader } from "./provider-state.js";
-import type { TicketsMirror } from "./tickets-view.js";
+import type { TicketsCopies } from "./tickets-copies.js";
 
 export interface ClaimRequest {
   provider: string;
@@ -65,7 +66,10 @@ export type ClaimResult =
 
 export interface ClaimEngineOptions {
   tickets: KvBucket;
-  mirror: TicketsMirror;
+  /** The tickets bucket's key layout (docs/rules/state.md §2.4). */
+  keys: KeyLayout;
+  /** The copies of the tickets bucket, one per provider or one for all (tickets-copies.ts). */
+  copies: TicketsCopies;
   providers: ProviderStateReader;
   holderId: string;
   now: () => number;

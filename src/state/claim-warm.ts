@@ -10,7 +10,6 @@ import type { ClaimEngineOptions, ClaimResult, ClaimStats } from "./claim-types.
 import { encodeJson } from "./kv.js";
 import type { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
-import { ticketKey } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
 
 /** What the warm path uses of its claim engine. */
@@ -34,18 +33,19 @@ export async function writeWarmTicket(
   leaseMs: number,
   slots?: number,
 ): Promise<ClaimResult | undefined> {
-  const { mirror, providers } = c.o;
+  const { providers } = c.o;
+  const mirror = c.o.copies.of(ticket.provider);
   for (let round = 0; ; round++) {
-    await c.fresh.refresh(Number.NEGATIVE_INFINITY);
+    await c.fresh.refresh(ticket.provider, Number.NEGATIVE_INFINITY);
     // A decision on this provider read a newer state than ours (the model may be gone by
     // it): catch up before judging the model resident, or leave it to the guard.
-    const newer = guardStateRevision(mirror, ticket.provider);
+    const newer = guardStateRevision(c.o.keys, mirror, ticket.provider);
     if (newer > providers.revisionOf(ticket.provider)) {
       if (!(await providers.waitForRevision(ticket.provider, newer, c.refreshWaitMs))) return undefined;
       continue;
     }
     // The decision below is synchronous: the age measured here is the age it decides on.
-    if (c.fresh.freshEnough()) break;
+    if (c.fresh.freshEnough(ticket.provider)) break;
     if (round >= 20) throw notFreshTogether();
   }
   const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
@@ -79,7 +79,7 @@ export async function writeWarmTicket(
   ticket.claimedAt = new Date(now).toISOString();
   ticket.expiresAt = now + leaseMs;
   ticket.coldLoad = false;
-  const key = ticketKey(ticket.provider, ticket.ticketId);
+  const key = c.o.keys.ticket(ticket);
   c.mine.grant(key, ticket);
   let written: number;
   try {
@@ -109,9 +109,11 @@ async function warmConfirmed(
   written: number,
   slots: number | undefined,
 ): Promise<boolean> {
-  const { mirror, providers } = c.o;
+  const { providers } = c.o;
+  const mirror = c.o.copies.of(ticket.provider);
   if (!(await mirror.waitForRevision(written, c.refreshWaitMs))) return false;
   return warmStillFits({
+    keys: c.o.keys,
     mirror,
     state: providers.peek(ticket.provider),
     ticket,

@@ -20,7 +20,7 @@ import { type WarmContext, writeWarmTicket } from "./claim-warm.js";
 import { encodeJson } from "./kv.js";
 import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
-import { assertProviderName, guardKey, ticketKey } from "./ticket-keys.js";
+import { assertProviderName } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
 
 interface Pending {
@@ -65,7 +65,7 @@ export class ClaimEngine {
     this.helpWaitMs = o.helpWaitMs ?? 20;
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
     this.fresh = new FreshCopies(o, (o.freshnessMs * 3) / 4);
-    this.mine = new OwnTickets(o.mirror);
+    this.mine = new OwnTickets(o.copies, o.keys);
     this.warmContext = { o, mine: this.mine, refreshWaitMs: this.refreshWaitMs, fresh: this.fresh };
   }
 
@@ -172,7 +172,8 @@ export class ClaimEngine {
     batch: Pending[],
     authoritative: Guard | null,
   ): Promise<{ retry: Pending[]; guard: Guard | null }> {
-    const { mirror, providers, tickets: bucket } = this.o;
+    const { providers, tickets: bucket } = this.o;
+    const mirror = this.o.copies.of(provider);
     for (const p of batch) p.attempts++;
     // A claim with victims must see every ticket written before it was made (a warm ticket
     // written without the guard may have made its victim busy): its read starts after it.
@@ -182,15 +183,15 @@ export class ClaimEngine {
     // (they are written right after its guard) before we would write them ourselves.
     let waited = false;
     for (let round = 0; ; round++) {
-      await this.fresh.refresh(since);
+      await this.fresh.refresh(provider, since);
       if (!waited) {
         waited = true;
-        const g = pickGuard(mirror, provider, authoritative);
-        const others = unseenPending(mirror, provider, g, this.o.now() - this.o.leaseGraceMs).filter(
+        const g = pickGuard(this.o.keys, mirror, provider, authoritative);
+        const others = unseenPending(this.o.keys, mirror, provider, g, this.o.now() - this.o.leaseGraceMs).filter(
           (t) => !this.written.has(t.ticketId),
         );
         if (others.length > 0) {
-          const keys = others.map((t) => ticketKey(provider, t.ticketId));
+          const keys = others.map((t) => this.o.keys.ticket(t));
           await mirror.waitFor(() => keys.every((k) => mirror.knows(k)), this.helpWaitMs);
           continue;
         }
@@ -198,7 +199,7 @@ export class ClaimEngine {
       // Never decide on an older provider state than the bucket holds now (a claim decided
       // elsewhere, warm ones included, may already rely on it) or than the last decision read.
       const newer = Math.max(
-        pickGuard(mirror, provider, authoritative).stateRevision,
+        pickGuard(this.o.keys, mirror, provider, authoritative).stateRevision,
         round === 0 ? await providers.headRevisionOf(provider) : 0,
       );
       if (newer > providers.revisionOf(provider)) {
@@ -207,7 +208,7 @@ export class ClaimEngine {
         continue;
       }
       // The decision below is synchronous: the age measured here is the age it decides on.
-      if (this.fresh.freshEnough()) break;
+      if (this.fresh.freshEnough(provider)) break;
       if (round >= 20) throw notFreshTogether();
     }
     const now = this.o.now();
@@ -225,10 +226,10 @@ export class ClaimEngine {
     });
 
     const state = providers.peek(provider);
-    const guard = pickGuard(mirror, provider, authoritative);
+    const guard = pickGuard(this.o.keys, mirror, provider, authoritative);
     const residencies = providerResidencies(mirror, provider);
     // Pending tickets of the last decision that the copy has never seen are not written yet.
-    const missing = unseenPending(mirror, provider, guard, liveNow);
+    const missing = unseenPending(this.o.keys, mirror, provider, guard, liveNow);
     const view = [...providerTickets(mirror, provider, liveNow), ...missing];
     const toHelp = missing.filter((t) => !this.written.has(t.ticketId));
 
@@ -283,7 +284,7 @@ export class ClaimEngine {
 
     let committed: number;
     try {
-      committed = await bucket.update(guardKey(provider), value, guard.revision);
+      committed = await bucket.update(this.o.keys.guard(provider), value, guard.revision);
     } catch (err) {
       if (!KubemootError.is(err, ErrorCode.StateConflict)) {
         // Unknown outcome (the CAS may still land): the claims fail with the error and their
@@ -300,11 +301,11 @@ export class ClaimEngine {
       }
       // The guard that beat us is already on its way to the copy: wait for it there. Only if
       // it does not come (e.g. the server dropped the guard by TTL), read it back directly.
-      const gk = guardKey(provider);
+      const gk = this.o.keys.guard(provider);
       if (await mirror.waitFor(() => (mirror.seen(gk)?.revision ?? 0) > guard.revision, this.refreshWaitMs)) {
         return { retry, guard: null };
       }
-      const current = await readGuard(bucket, provider);
+      const current = await readGuard(this.o.keys, bucket, provider);
       const okw = await mirror.waitForRevision(current.revision);
       if (!okw) {
         return { retry, guard: null }; // the next fresh() rebuilds or reports the copy
@@ -341,7 +342,8 @@ export class ClaimEngine {
     open: Pending[],
     liveNow: number,
   ): Promise<Pending[]> {
-    const { mirror, providers } = this.o;
+    const { providers } = this.o;
+    const mirror = this.o.copies.of(provider);
     const reached = await mirror.waitForRevision(committed, this.refreshWaitMs);
     const fits = decisionStillFits(
       reached
@@ -356,7 +358,7 @@ export class ClaimEngine {
       withdrawn.map(async (p) => {
         // Never helped into being by us; a helper elsewhere that wrote it first is undone here.
         this.written.add(p.ticket.ticketId);
-        await this.o.tickets.delete(ticketKey(provider, p.ticket.ticketId));
+        await this.o.tickets.delete(this.o.keys.ticket(p.ticket));
         p.ticket.ticketId = randomUUID();
         p.conflicts++;
       }),
@@ -376,11 +378,11 @@ export class ClaimEngine {
         }),
     );
     for (const p of won) {
-      this.mine.grant(ticketKey(p.ticket.provider, p.ticket.ticketId), p.ticket);
+      this.mine.grant(this.o.keys.ticket(p.ticket), p.ticket);
       p.resolve({
         ok: true,
         ticket: p.ticket,
-        key: ticketKey(p.ticket.provider, p.ticket.ticketId),
+        key: this.o.keys.ticket(p.ticket),
         coldLoad: p.ticket.coldLoad === true,
         stats: stats(p),
       });
@@ -403,7 +405,7 @@ export class ClaimEngine {
   /** Writes a decided ticket unless it was ever written (or released) before. */
   private async writeTicket(t: Ticket): Promise<void> {
     try {
-      await this.o.tickets.update(ticketKey(t.provider, t.ticketId), encodeJson(ticketJson(t)), 0);
+      await this.o.tickets.update(this.o.keys.ticket(t), encodeJson(ticketJson(t)), 0);
     } catch (err) {
       if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
     }
@@ -414,7 +416,7 @@ export class ClaimEngine {
 
   /** Best effort: a tombstone keeps an abandoned pending ticket from ever being written. */
   private tombstone(t: Ticket): void {
-    this.o.tickets.delete(ticketKey(t.provider, t.ticketId)).catch(() => undefined);
+    this.o.tickets.delete(this.o.keys.ticket(t)).catch(() => undefined);
   }
 
   /** Jitter before a retry; claims that lost more often wait less, so old claims go first. */

@@ -1,31 +1,14 @@
-// Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): keys built from KV-safe tokens,
-// values read tolerantly by the kind their key names.
+// Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): values read tolerantly by
+// the kind their key names (the keys themselves are the layout's: ticket-keys.ts).
 
 import {
   type DemandEntry,
   type IntentEntry,
-  kvToken,
   type SelEntry,
   type UseEntry,
   type WaitEntry,
 } from "../core/index.js";
 import { isObject, num, str, strings } from "./json-fields.js";
-
-export function waitKey(model: string, agent: string): string {
-  return `wait.${kvToken(model)}.${kvToken(agent)}`;
-}
-
-export function intentKey(model: string, agent: string): string {
-  return `intent.${kvToken(model)}.${kvToken(agent)}`;
-}
-
-export function useKey(model: string): string {
-  return `use.${kvToken(model)}`;
-}
-
-export function selKey(crew: string, agent: string): string {
-  return `sel.${kvToken(crew)}.${kvToken(agent)}`;
-}
 
 /**
  * Reads a demand value; undefined (skip) when the key is not a demand key or the value does not

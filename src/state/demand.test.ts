@@ -4,16 +4,17 @@ import { MODEL_DEMAND_BUCKET } from "./buckets.js";
 import { decodeJson, encodeJson } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore } from "./store.js";
+import type { KeyLayoutName } from "./ticket-keys.js";
 
 const stores: StateStore[] = [];
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-async function setup() {
+async function setup(keyLayout: KeyLayoutName = "scoped") {
   const clock = new ManualClock(Date.parse("2026-06-11T00:00:00Z"));
   const kv = new MemoryKvStore({ now: clock.now });
-  const store = await openStateStore(kv, { now: clock.now });
+  const store = await openStateStore(kv, { now: clock.now, keyLayout });
   stores.push(store);
   const bucket = await kv.bucket(MODEL_DEMAND_BUCKET, {
     history: 1,
@@ -25,10 +26,14 @@ async function setup() {
 }
 
 describe("demand board", () => {
-  it("writes Kubemoot's keys and values", async () => {
-    const { clock, store, bucket } = await setup();
+  // docs/rules/state.md §2.3 (kubemoot) and §2.4 (scoped: the agent's namespace a token of its own).
+  it.each([
+    ["kubemoot", "wait.qwen2_2e5_3a14b.ns_2fagent", "intent.m1.ns_2fagent", "sel.ns_2fcrew.ns_2fagent"],
+    ["scoped", "wait.qwen2_2e5_3a14b.ns.agent", "intent.m1.ns.agent", "sel.ns.ns_2fcrew.agent"],
+  ] as const)("writes the %s layout's keys and Kubemoot's values", async (layout, waitKey, intentKey, selKey) => {
+    const { clock, store, bucket } = await setup(layout);
     await store.demand.putWait("qwen2.5:14b", "ns/agent");
-    const w = decodeJson((await bucket.get("wait.qwen2_2e5_3a14b.ns_2fagent"))!.value);
+    const w = decodeJson((await bucket.get(waitKey))!.value);
     expect(w).toEqual({
       kind: "wait",
       model: "qwen2.5:14b",
@@ -36,7 +41,7 @@ describe("demand board", () => {
       expiresAt: clock.ms + 600_000,
     });
     await store.demand.putIntents("ns/agent", "t1", ["m1", "m1"]);
-    const i = decodeJson((await bucket.get("intent.m1.ns_2fagent"))!.value);
+    const i = decodeJson((await bucket.get(intentKey))!.value);
     expect(i).toEqual({
       kind: "intent",
       model: "m1",
@@ -47,7 +52,7 @@ describe("demand board", () => {
     await store.demand.recordUse("m1", "ns/agent");
     expect(await bucket.get("use.m1")).not.toBeNull();
     await store.demand.recordSelection("ns/crew", "ns/agent", ["m1", "m2"]);
-    const s = decodeJson((await bucket.get("sel.ns_2fcrew.ns_2fagent"))!.value);
+    const s = decodeJson((await bucket.get(selKey))!.value);
     expect(s).toEqual({
       kind: "sel",
       rate: 1,

@@ -18,7 +18,8 @@ import {
 } from "../core/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { intentKey, parseDemand, selKey, useKey, waitKey } from "./demand-codec.js";
+import { parseDemand } from "./demand-codec.js";
+import type { KeyLayout } from "./ticket-keys.js";
 import { decodeJson, encodeJson, type KvBucket, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
 
@@ -53,6 +54,8 @@ export interface DemandSnapshot {
 
 export interface DemandBoardOptions {
   bucket: KvBucket;
+  /** The demand keys' layout (docs/rules/state.md §2.4). */
+  keys: KeyLayout;
   mirror: DemandMirror;
   /** Wall clock (epoch ms). */
   now: () => number;
@@ -80,12 +83,12 @@ export class DemandBoard {
   /** An agent waits for capacity to run `model` (tells planners not to unload it). */
   async putWait(model: string, agent: string): Promise<WaitEntry> {
     const entry: WaitEntry = { kind: "wait", model, agent, expiresAt: this.o.now() + this.waitTtl };
-    await this.o.bucket.put(waitKey(model, agent), encodeJson(entry));
+    await this.o.bucket.put(this.o.keys.wait(model, agent), encodeJson(entry));
     return entry;
   }
 
   async clearWait(model: string, agent: string): Promise<void> {
-    await this.o.bucket.delete(waitKey(model, agent));
+    await this.o.bucket.delete(this.o.keys.wait(model, agent));
   }
 
   /** A thread of `agent` plans to call these models. */
@@ -94,7 +97,7 @@ export class DemandBoard {
     const entries = [...new Set(models)].map(
       (model): IntentEntry => ({ kind: "intent", model, agent, thread, expiresAt }),
     );
-    await Promise.all(entries.map((e) => this.o.bucket.put(intentKey(e.model, agent), encodeJson(e))));
+    await Promise.all(entries.map((e) => this.o.bucket.put(this.o.keys.intent(e.model, agent), encodeJson(e))));
     return entries;
   }
 
@@ -135,7 +138,7 @@ export class DemandBoard {
    * without its load), when given, moves the fleet's service-time EMA of the model.
    */
   recordUse(model: string, agent: string, lingerMs = 0, serviceMs = 0): Promise<UseEntry> {
-    return this.bump(useKey(model), lingerMs, (old, now): UseEntry => {
+    return this.bump(this.o.keys.use(model), lingerMs, (old, now): UseEntry => {
       const prev = old?.kind === "use" ? old : undefined;
       const service = serviceMs > 0 ? recordLatency(prev?.serviceMs, serviceMs) : prev?.serviceMs;
       return {
@@ -153,7 +156,7 @@ export class DemandBoard {
 
   /** `agent` of `crew` was selected, naming these models: its decayed selection rate gains +1. */
   recordSelection(crew: string, agent: string, models: readonly string[]): Promise<SelEntry> {
-    return this.bump(selKey(crew, agent), 0, (old, now): SelEntry => {
+    return this.bump(this.o.keys.sel(crew, agent), 0, (old, now): SelEntry => {
       const prev = old?.kind === "sel" ? old : undefined;
       return {
         kind: "sel",

@@ -25,5 +25,5 @@ export type { ProviderStateFilter, ProviderStateReader, ProviderStateWriter } fr
 export type { StateStore, StateStoreOptions } from "./store.js";
 export { openStateStore } from "./store.js";
 export { agentHolderId, holderAgent } from "./ticket-holder.js";
-export { guardKey, parseTicketsKey, residencyKey, ticketKey, ticketPrefix } from "./ticket-keys.js";
+export { KEY_LAYOUTS, type KeyLayout, type KeyLayoutName, keyLayout } from "./ticket-keys.js";
 export type { ProviderView, TicketBook, TicketRef } from "./tickets.js";

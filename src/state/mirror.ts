@@ -33,6 +33,11 @@ export interface MirrorOptions<T> {
   connection: KvConnection;
   /** Decodes a stored value; undefined = unreadable (it is then skipped; decode logs why). */
   decode: (entry: KvEntry) => T | undefined;
+  /**
+   * The keys this copy follows, as a watch filter (`*` one token, `>` the rest); default ">"
+   * (the whole bucket). Barriers then wait for the newest revision among those keys.
+   */
+  filter?: string;
   /** Optional secondary index: the group a key belongs to (e.g. its provider). */
   group?: (key: string) => string | undefined;
   /**
@@ -102,6 +107,11 @@ export class BucketMirror<T> {
     return this.options.bucket.name;
   }
 
+  /** The keys this copy follows (a watch filter). */
+  get filter(): string {
+    return this.options.filter ?? ">";
+  }
+
   /** Connected and holding a complete copy. */
   get available(): boolean {
     return this.options.connection.connected && this.synced;
@@ -129,7 +139,7 @@ export class BucketMirror<T> {
   tracked(): KvBucket {
     const b = this.options.bucket;
     const note = (rev: number) => {
-      if (rev > this.writtenRevision) this.writtenRevision = rev;
+      this.noteWritten(rev);
       return rev;
     };
     return {
@@ -144,6 +154,11 @@ export class BucketMirror<T> {
       watch: (o) => b.watch(o),
       headRevision: (f) => b.headRevision(f),
     };
+  }
+
+  /** A write made through another handle of the bucket: the next `fresh()` waits for it too. */
+  noteWritten(revision: number): void {
+    if (revision > this.writtenRevision) this.writtenRevision = revision;
   }
 
   /** Starts following the bucket; resolves once the first snapshot is in (or rejects on timeout). */
@@ -368,7 +383,7 @@ export class BucketMirror<T> {
   private async runBarrier(): Promise<void> {
     const gen = this.gen;
     const t0 = mono();
-    const head = await this.options.bucket.headRevision();
+    const head = await this.options.bucket.headRevision(this.filter);
     if (!(await this.waitForRevision(head, this.catchUpTimeoutMs, true))) {
       if (gen === this.gen) this.restart("watch fell behind the bucket head");
       throw stateUnavailable(`${this.name}: the watch did not catch up with revision ${head}`);
@@ -390,11 +405,11 @@ export class BucketMirror<T> {
       const gen = ++this.gen;
       let watch: KvWatch | null = null;
       try {
-        watch = await this.options.bucket.watch({ include: "initial" });
+        watch = await this.options.bucket.watch({ include: "initial", key: this.filter });
         if (gen !== this.gen) continue;
         this.watch = watch;
         const t0 = mono();
-        const head = await this.options.bucket.headRevision();
+        const head = await this.options.bucket.headRevision(this.filter);
         if (gen !== this.gen) continue;
         let staging: MirrorState<T> | null = this.newState();
         const trySwap = () => {

@@ -7,7 +7,10 @@ import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
-import { providerOfKey, ticketKey } from "./ticket-keys.js";
+import { keyLayout } from "./ticket-keys.js";
+import { TicketsCopies } from "./tickets-copies.js";
+
+const keys = keyLayout("scoped");
 import { type TicketsValue, ticketsDecoder } from "./tickets-view.js";
 
 const mirrors: BucketMirror<TicketsValue>[] = [];
@@ -22,14 +25,15 @@ async function setup() {
   const mirror = new BucketMirror<TicketsValue>({
     bucket,
     connection: kv.connection,
-    decode: ticketsDecoder(silentLogger),
-    group: providerOfKey,
+    decode: ticketsDecoder(keys, silentLogger),
+    group: (k: string) => keys.providerOf(k),
     now: clock.now,
     catchUpTimeoutMs: 300,
   });
   mirrors.push(mirror);
   await mirror.start();
-  return { bucket, mirror, mine: new OwnTickets(mirror) };
+  const copies = new TicketsCopies({ keys, scope: "all", make: () => mirror }, bucket);
+  return { bucket, mirror, mine: new OwnTickets(copies, keys) };
 }
 
 /** A live qwen3:8b ticket with the given id (ids are UUIDs, as the key format wants). */
@@ -40,7 +44,7 @@ describe("own tickets", () => {
   it("a ticket released here holds no slot while the copy still shows it, and is dropped once it shows the delete", async () => {
     const { bucket, mirror, mine } = await setup();
     const t = ticket("gpu-a", "11111111-1111-4111-8111-111111111111");
-    const key = ticketKey(t.provider, t.ticketId);
+    const key = keys.ticket(t);
     await bucket.put(key, encodeJson(ticketJson(t)));
     await mirror.fresh();
     expect([mine.holdsSlot(t), mine.releasedHere(t)]).toEqual([true, false]);
@@ -63,11 +67,11 @@ describe("own tickets", () => {
     const { bucket, mirror, mine } = await setup();
     const a = ticket("gpu-a", "22222222-2222-4222-8222-222222222222");
     const b = ticket("gpu-b", "33333333-3333-4333-8333-333333333333");
-    mine.grant(ticketKey(a.provider, a.ticketId), a);
-    mine.grant(ticketKey(b.provider, b.ticketId), b);
+    mine.grant(keys.ticket(a), a);
+    mine.grant(keys.ticket(b), b);
     expect(mine.unseen("gpu-a").map((t) => t.ticketId)).toEqual([a.ticketId]);
     expect(mine.unseen().length).toBe(2);
-    await bucket.put(ticketKey(a.provider, a.ticketId), encodeJson(ticketJson(a)));
+    await bucket.put(keys.ticket(a), encodeJson(ticketJson(a)));
     await mirror.fresh();
     expect(mine.unseen().map((t) => t.ticketId)).toEqual([b.ticketId]);
     // A grant released before its write shows is no longer ours either.

@@ -2,8 +2,8 @@
 // granted (read-your-writes for its planner and its slot checks) and the ones it released
 // (their calls are over, so they hold no slot, though their delete has not landed yet).
 import type { Ticket } from "../core/index.js";
-import { ticketKey } from "./ticket-keys.js";
-import type { TicketsMirror } from "./tickets-view.js";
+import type { KeyLayout } from "./ticket-keys.js";
+import type { TicketsCopies } from "./tickets-copies.js";
 
 /** Released keys kept before a sweep drops those the copy shows deleted (bounds the memory). */
 const RELEASED_SWEEP_AT = 1024;
@@ -17,7 +17,10 @@ export class OwnTickets {
    */
   private readonly released = new Map<string, { key: string; provider: string }>();
 
-  constructor(private readonly mirror: TicketsMirror) {}
+  constructor(
+    private readonly copies: TicketsCopies,
+    private readonly keys: KeyLayout,
+  ) {}
 
   grant(key: string, t: Ticket): void {
     this.granted.set(key, t);
@@ -30,11 +33,11 @@ export class OwnTickets {
 
   /** A ticket was released here: no longer ours, and no longer holding a slot. */
   forget(t: { provider: string; ticketId: string }): void {
-    const key = ticketKey(t.provider, t.ticketId);
+    const key = this.keys.ticket(t);
     this.granted.delete(key);
     this.released.set(t.ticketId, { key, provider: t.provider });
     if (this.released.size > RELEASED_SWEEP_AT) {
-      for (const [id, r] of this.released) if (!this.mirror.holdsLive(r.key)) this.released.delete(id);
+      for (const [id, r] of this.released) if (!this.copies.ofKey(r.key)?.holdsLive(r.key)) this.released.delete(id);
     }
   }
 
@@ -42,7 +45,9 @@ export class OwnTickets {
   unseen(provider?: string): Ticket[] {
     const out: Ticket[] = [];
     for (const [key, t] of this.granted) {
-      if (this.mirror.knows(key)) {
+      // Seen by its copy, or its provider no longer followed here (its lease has long passed).
+      const m = this.copies.ofKey(key);
+      if (m === undefined || m.knows(key)) {
         this.granted.delete(key);
         continue;
       }
@@ -59,7 +64,7 @@ export class OwnTickets {
   holdsSlot(t: Ticket): boolean {
     const r = this.released.get(t.ticketId);
     if (r === undefined || r.provider !== t.provider) return true;
-    if (this.mirror.shownDeleted(r.key)) this.released.delete(t.ticketId);
+    if (this.copies.ofKey(r.key)?.shownDeleted(r.key)) this.released.delete(t.ticketId);
     return false;
   }
 }

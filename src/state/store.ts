@@ -23,8 +23,9 @@ import {
   ProviderStateWriter,
   providerStateDecoder,
 } from "./provider-state.js";
-import { parseTicketsKey, providerOfKey } from "./ticket-keys.js";
+import { type KeyLayoutName, keyLayout } from "./ticket-keys.js";
 import { TicketBook } from "./tickets.js";
+import { TicketsCopies, type TicketsScope } from "./tickets-copies.js";
 import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
 
 export interface StateStoreOptions {
@@ -64,6 +65,17 @@ export interface StateStoreOptions {
   openTimeoutMs?: number;
   /** Provider states this reader refuses are left out of its copy (the endpoint allowlist). */
   acceptProvider?: ProviderStateFilter;
+  /**
+   * Key layout of the tickets and demand buckets (docs/rules/state.md §2.4): "scoped" (the
+   * default) or "kubemoot" (Kubemoot's own keys, to share buckets with its runtime).
+   */
+  keyLayout?: KeyLayoutName;
+  /**
+   * Which tickets this process follows (docs/rules/state.md §10.1): "all" (the default: one copy
+   * of the whole bucket) or "candidates" (with the scoped layout, one filtered copy per provider
+   * its calls can use).
+   */
+  ticketsScope?: TicketsScope;
   /** Connection settings when the target is a NATS URL. */
   nats?: Omit<NatsKvOptions, "servers">;
 }
@@ -124,6 +136,8 @@ async function assemble(
   options: StateStoreOptions,
 ): Promise<StateStore> {
   const settings = bucketSettings(options.replicas ?? 1);
+  const holderId = options.holderId ?? `${os.hostname()}/${process.pid}`;
+  const keys = keyLayout(options.keyLayout ?? "scoped", holderId);
   const [stateBucket, ticketsBucket, demandBucket] = await Promise.all(
     BUCKETS_OF.map((name) => openBucket(kv, name, settings[name]!, options.openTimeoutMs ?? 15_000)),
   );
@@ -140,39 +154,55 @@ async function assemble(
     bucket: stateBucket!,
     decode: providerStateDecoder(logger, options.acceptProvider),
   });
-  const ticketsMirror: TicketsMirror = new BucketMirror({
-    ...mirrorBase,
-    bucket: ticketsBucket!,
-    decode: ticketsDecoder(logger),
-    group: providerOfKey,
-    earlyForget: {
-      keepMs: options.ticketTombstoneKeepMs ?? TICKET_TOMBSTONE_KEEP_MS,
-      needed: (key) => tombstoneNeeded(ticketsMirror, key),
-    },
+  const decodeTickets = ticketsDecoder(keys, logger);
+  const makeTicketsMirror = (filter: string): TicketsMirror => {
+    const m: TicketsMirror = new BucketMirror({
+      ...mirrorBase,
+      bucket: ticketsBucket!,
+      filter,
+      decode: decodeTickets,
+      group: (key) => keys.providerOf(key),
+      earlyForget: {
+        keepMs: options.ticketTombstoneKeepMs ?? TICKET_TOMBSTONE_KEEP_MS,
+        needed: (key) => tombstoneNeeded(keys, m, key),
+      },
+    });
+    return m;
+  };
+  const providers = new ProviderStateReader(stateMirror, {
+    now,
+    staleMs: options.providerStaleMs ?? PROVIDER_STALE_MS,
   });
+  const copies = new TicketsCopies(
+    {
+      keys,
+      scope: options.ticketsScope ?? "all",
+      make: makeTicketsMirror,
+      providers,
+    },
+    ticketsBucket!,
+  );
   const demandMirror = new BucketMirror({
     ...mirrorBase,
     bucket: demandBucket!,
     decode: demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs),
   });
-  const mirrors = [stateMirror, ticketsMirror, demandMirror];
+  const mirrors = [stateMirror, demandMirror];
   try {
-    await Promise.all(mirrors.map((m) => m.start()));
+    await Promise.all([...mirrors.map((m) => m.start()), copies.start()]);
   } catch (err) {
     for (const m of mirrors) m.close();
+    copies.close();
     throw err;
   }
 
   const stats = { casConflicts: 0 };
-  const providers = new ProviderStateReader(stateMirror, {
-    now,
-    staleMs: options.providerStaleMs ?? PROVIDER_STALE_MS,
-  });
   const tickets = new TicketBook({
-    tickets: ticketsMirror.tracked(),
-    mirror: ticketsMirror,
+    tickets: copies.tracked(ticketsBucket!),
+    keys,
+    copies,
     providers,
-    holderId: options.holderId ?? `${os.hostname()}/${process.pid}`,
+    holderId,
     now,
     leaseMs: options.ticketLeaseMs ?? TICKET_LEASE_S * 1000,
     leaseGraceMs: options.leaseGraceMs ?? LEASE_GRACE_MS,
@@ -184,11 +214,11 @@ async function assemble(
       stats.casConflicts++;
     },
   });
-  const demand = new DemandBoard({ bucket: demandMirror.tracked(), mirror: demandMirror, now });
+  const demand = new DemandBoard({ bucket: demandMirror.tracked(), keys, mirror: demandMirror, now });
   const capacity = new CapacityWatch({
-    sources: [stateMirror, ticketsMirror],
+    sources: [stateMirror, copies],
     now,
-    ignoreKey: (key) => parseTicketsKey(key).kind === "guard",
+    ignoreKey: (key) => keys.parse(key).kind === "guard",
   });
 
   let closed = false;
@@ -201,7 +231,7 @@ async function assemble(
     demand,
     capacity,
     get available() {
-      return stateMirror.available && ticketsMirror.available;
+      return stateMirror.available && copies.available;
     },
     stats,
     close: async () => {
@@ -210,6 +240,7 @@ async function assemble(
       await demand.flush().catch(() => undefined); // lingering use writes (best effort)
       capacity.close();
       for (const m of mirrors) m.close();
+      copies.close();
       if (owned) await kv.close();
     },
   };

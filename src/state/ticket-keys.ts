@@ -1,20 +1,16 @@
-// Key layout of kubemoot_provider_tickets (docs/rules/state.md §2.2): Kubemoot's ticket and residency
-// keys, plus our per-provider claim guard. A per-provider scan matches `<provider>__` exactly,
-// so `ollama-gpu__` never matches `ollama-gpu-extended__x`, and residency keys are not tickets.
-import { kvToken } from "../core/index.js";
+// Key layouts of kubemoot_provider_tickets and kubemoot_model_demand (docs/rules/state.md §2.2,
+// §2.3, §2.4). Two layouts, one interface:
+// - `scoped` (the default): kind, provider and (for tickets and demand) namespace are key tokens
+//   of their own, so a watch can follow one provider (`*.<provider>.>`) and a NATS permission
+//   can hold a namespace to its own keys;
+// - `kubemoot`: Kubemoot's own keys (`<provider>__<ticketId>` ...), to share buckets with its
+//   runtime; one token per key, so nothing narrows a watch or a permission.
+import { kvToken, kvUntoken } from "../core/index.js";
 import { invalidArgument } from "../errors/index.js";
+import { holderAgent } from "./ticket-holder.js";
 
-const RESIDENCY_PREFIX = "residency__";
-/**
- * The guard key of a provider: `_claim__<provider>`. It starts with `_`, which a Kubernetes
- * object name never does, so no Kubemoot per-provider scan (`<provider>__`) can match it.
- */
-const GUARD_PREFIX = "_claim__";
-/**
- * `_suspect__<provider>`: a sidecar found the provider unreachable (a refused or reset
- * connection). Like the guard, it starts with `_`, so Kubemoot's scans never see it.
- */
-const SUSPECT_PREFIX = "_suspect__";
+export type KeyLayoutName = "scoped" | "kubemoot";
+export const KEY_LAYOUTS: readonly KeyLayoutName[] = ["scoped", "kubemoot"];
 
 export type TicketsKey =
   | { kind: "ticket"; provider: string; ticketId: string }
@@ -23,6 +19,31 @@ export type TicketsKey =
   | { kind: "suspect"; provider: string }
   | { kind: "foreign" };
 
+/** Names one ticket; `holderId` places it in its holder's namespace (default: this process's). */
+export interface TicketKeyRef {
+  provider: string;
+  ticketId: string;
+  holderId?: string;
+}
+
+/** The keys of one layout, for the process whose tickets name `holderId`. */
+export interface KeyLayout {
+  readonly name: KeyLayoutName;
+  ticket(ref: TicketKeyRef): string;
+  residency(provider: string, model: string): string;
+  guard(provider: string): string;
+  suspect(provider: string): string;
+  parse(key: string): TicketsKey;
+  /** The provider a tickets-bucket key belongs to (the copies' per-provider index). */
+  providerOf(key: string): string | undefined;
+  /** A watch filter matching exactly one provider's keys; undefined when the layout has none. */
+  providerFilter(provider: string): string | undefined;
+  wait(model: string, agent: string): string;
+  intent(model: string, agent: string): string;
+  use(model: string): string;
+  sel(crew: string, agent: string): string;
+}
+
 /** Provider names become part of keys: Kubernetes names (letters, digits, `-`, `.`) pass. */
 export function assertProviderName(provider: string, field = "provider"): void {
   if (!/^[A-Za-z0-9][-A-Za-z0-9.]*$/.test(provider) || provider.endsWith(".")) {
@@ -30,29 +51,29 @@ export function assertProviderName(provider: string, field = "provider"): void {
   }
 }
 
-export function ticketPrefix(provider: string): string {
-  return `${provider}__`;
+/** The namespace of an agent ("namespace/name"), "" for an agent without one. */
+function namespaceOf(agent: string): string {
+  const i = agent.indexOf("/");
+  return i > 0 ? agent.slice(0, i) : "";
 }
 
-export function ticketKey(provider: string, ticketId: string): string {
-  return `${provider}__${ticketId}`;
+function nameOf(agent: string): string {
+  const i = agent.indexOf("/");
+  return i > 0 ? agent.slice(i + 1) : agent;
 }
 
-/** `residency__<provider>__<tok(model)>`: model names (`qwen3:8b`) are not valid key characters. */
-export function residencyKey(provider: string, model: string): string {
-  return `${RESIDENCY_PREFIX}${provider}__${kvToken(model)}`;
+export function keyLayout(name: KeyLayoutName, holderId = ""): KeyLayout {
+  return name === "kubemoot" ? kubemootLayout : scopedLayout(holderId);
 }
 
-export function guardKey(provider: string): string {
-  return `${GUARD_PREFIX}${provider}`;
-}
+// ---- kubemoot: Kubemoot's keys byte for byte (docs/rules/state.md §2.2) ----
 
-export function suspectKey(provider: string): string {
-  return `${SUSPECT_PREFIX}${provider}`;
-}
+const RESIDENCY_PREFIX = "residency__";
+/** `_claim__<provider>`: starts with `_`, which no Kubernetes name does, so no Kubemoot scan sees it. */
+const GUARD_PREFIX = "_claim__";
+const SUSPECT_PREFIX = "_suspect__";
 
-/** Classifies a key of the tickets bucket; anything else is foreign (and skipped). */
-export function parseTicketsKey(key: string): TicketsKey {
+function parseKubemoot(key: string): TicketsKey {
   if (key.startsWith(GUARD_PREFIX)) {
     const provider = key.slice(GUARD_PREFIX.length);
     return provider === "" ? { kind: "foreign" } : { kind: "guard", provider };
@@ -77,8 +98,65 @@ export function parseTicketsKey(key: string): TicketsKey {
   return { kind: "ticket", provider: key.slice(0, i), ticketId };
 }
 
-/** The provider a tickets-bucket key belongs to (the mirror's per-provider index). */
-export function providerOfKey(key: string): string | undefined {
-  const k = parseTicketsKey(key);
-  return k.kind === "foreign" ? undefined : k.provider;
+const kubemootLayout: KeyLayout = {
+  name: "kubemoot",
+  ticket: (r) => `${r.provider}__${r.ticketId}`,
+  residency: (provider, model) => `${RESIDENCY_PREFIX}${provider}__${kvToken(model)}`,
+  guard: (provider) => `${GUARD_PREFIX}${provider}`,
+  suspect: (provider) => `${SUSPECT_PREFIX}${provider}`,
+  parse: parseKubemoot,
+  providerOf: (key) => {
+    const k = parseKubemoot(key);
+    return k.kind === "foreign" ? undefined : k.provider;
+  },
+  providerFilter: () => undefined,
+  wait: (model, agent) => `wait.${kvToken(model)}.${kvToken(agent)}`,
+  intent: (model, agent) => `intent.${kvToken(model)}.${kvToken(agent)}`,
+  use: (model) => `use.${kvToken(model)}`,
+  sel: (crew, agent) => `sel.${kvToken(crew)}.${kvToken(agent)}`,
+};
+
+// ---- scoped: kind, provider and namespace as tokens (docs/rules/state.md §2.4) ----
+
+function parseScoped(key: string): TicketsKey {
+  const t = key.split(".");
+  const provider = t.length >= 3 ? kvUntoken(t[1]!) : undefined;
+  if (provider === undefined || provider === "") return { kind: "foreign" };
+  switch (t[0]) {
+    case "t":
+      return t.length === 4 && t[3] !== "" ? { kind: "ticket", provider, ticketId: t[3]! } : { kind: "foreign" };
+    case "r":
+      return t.length === 3 ? { kind: "residency", provider, modelToken: t[2]! } : { kind: "foreign" };
+    case "g":
+      return t.length === 3 && t[2] === "claim" ? { kind: "guard", provider } : { kind: "foreign" };
+    case "s":
+      return t.length === 3 && t[2] === "suspect" ? { kind: "suspect", provider } : { kind: "foreign" };
+    default:
+      return { kind: "foreign" };
+  }
+}
+
+function scopedLayout(holderId: string): KeyLayout {
+  const ownNamespace = kvToken(namespaceOf(holderAgent(holderId)));
+  const p = (provider: string) => kvToken(provider);
+  const ns = (agent: string) => kvToken(namespaceOf(agent));
+  const nm = (agent: string) => kvToken(nameOf(agent));
+  return {
+    name: "scoped",
+    ticket: (r) =>
+      `t.${p(r.provider)}.${r.holderId === undefined ? ownNamespace : kvToken(namespaceOf(holderAgent(r.holderId)))}.${r.ticketId}`,
+    residency: (provider, model) => `r.${p(provider)}.${kvToken(model)}`,
+    guard: (provider) => `g.${p(provider)}.claim`,
+    suspect: (provider) => `s.${p(provider)}.suspect`,
+    parse: parseScoped,
+    providerOf: (key) => {
+      const k = parseScoped(key);
+      return k.kind === "foreign" ? undefined : k.provider;
+    },
+    providerFilter: (provider) => `*.${p(provider)}.>`,
+    wait: (model, agent) => `wait.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
+    intent: (model, agent) => `intent.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
+    use: (model) => `use.${kvToken(model)}`,
+    sel: (crew, agent) => `sel.${ns(agent)}.${kvToken(crew)}.${nm(agent)}`,
+  };
 }

@@ -12,7 +12,7 @@ import {
   parseTicket,
   type SuspectValue,
 } from "./ticket-codec.js";
-import { guardKey, parseTicketsKey } from "./ticket-keys.js";
+import type { KeyLayout } from "./ticket-keys.js";
 
 export type TicketsValue =
   | { kind: "ticket"; ticket: Ticket }
@@ -22,9 +22,9 @@ export type TicketsValue =
 
 export type TicketsMirror = BucketMirror<TicketsValue>;
 
-export function ticketsDecoder(logger: Logger): (e: KvEntry) => TicketsValue | undefined {
+export function ticketsDecoder(keys: KeyLayout, logger: Logger): (e: KvEntry) => TicketsValue | undefined {
   return (e) => {
-    const k = parseTicketsKey(e.key);
+    const k = keys.parse(e.key);
     if (k.kind === "foreign") {
       logger.debug({ key: e.key }, "state: skipping a foreign key in the tickets bucket");
       return undefined;
@@ -62,10 +62,10 @@ export function ticketsDecoder(logger: Logger): (e: KvEntry) => TicketsValue | u
  * is committed before its tickets are written, so the copy holds it by the time their deletes
  * arrive; a later guard lists only tickets of its own decision.
  */
-export function tombstoneNeeded(mirror: TicketsMirror, key: string): boolean {
-  const k = parseTicketsKey(key);
+export function tombstoneNeeded(keys: KeyLayout, mirror: TicketsMirror, key: string): boolean {
+  const k = keys.parse(key);
   if (k.kind !== "ticket") return true;
-  const v = mirror.get(guardKey(k.provider))?.value;
+  const v = mirror.get(keys.guard(k.provider))?.value;
   return v?.kind === "guard" && v.guard.pending.some((t) => t.ticketId === k.ticketId);
 }
 

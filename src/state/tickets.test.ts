@@ -6,7 +6,9 @@ import { PROVIDER_TICKETS_BUCKET } from "./buckets.js";
 import { decodeJson, encodeJson, type KvEntry, type KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { openStateStore, type StateStore, type StateStoreOptions } from "./store.js";
-import { guardKey, ticketKey } from "./ticket-keys.js";
+import { keyLayout } from "./ticket-keys.js";
+
+const keys = keyLayout("scoped");
 
 // usable(24563) = 21616; usable(16384) = 14336.
 const stores: StateStore[] = [];
@@ -74,7 +76,7 @@ describe("claims", () => {
     expect(a.ok).toBe(true);
     if (!a.ok) return;
     expect(a.coldLoad).toBe(true);
-    expect(a.key).toBe(`rig1__${a.ticket.ticketId}`);
+    expect(a.key).toBe(`t.rig1._.${a.ticket.ticketId}`);
     const raw = decodeJson((await bucket.get(a.key))!.value) as Record<string, unknown>;
     expect(Object.keys(raw)).toEqual([
       "ticketId",
@@ -126,11 +128,11 @@ describe("claims", () => {
       modelName: "qwen3:8b",
       coldLoad: false,
     });
-    expect(await bucket.get(guardKey("rig1"))).toBeNull();
+    expect(await bucket.get(keys.guard("rig1"))).toBeNull();
     // A cold claim still decides on the guard.
     const cold = await store.tickets.claim({ provider: "rig1", model: "tiny", modelFootprintMiB: 300 });
     expect(cold.ok).toBe(true);
-    expect(await bucket.get(guardKey("rig1"))).not.toBeNull();
+    expect(await bucket.get(keys.guard("rig1"))).not.toBeNull();
   });
 
   it("a claim with victims sees a warm ticket another sidecar wrote just before it", async () => {
@@ -327,13 +329,13 @@ describe("the guard's pending tickets", () => {
       expiresAt: Date.now() + 60_000,
       coldLoad: true,
     };
-    await bucket.update(guardKey("rig1"), encodeJson({ v: 1, pending: [orphan] }), 0);
+    await bucket.update(keys.guard("rig1"), encodeJson({ v: 1, pending: [orphan] }), 0);
     const b = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
     expect(b.ok).toBe(false);
     // Refusals do not commit, so nothing was written yet; a grant helps the orphan out first.
     const c = await store.tickets.claim({ provider: "rig1", model: "small", modelFootprintMiB: 1000 });
     expect(c.ok).toBe(true);
-    expect(await bucket.get(ticketKey("rig1", orphan.ticketId))).not.toBeNull();
+    expect(await bucket.get(keys.ticket({ provider: "rig1", ticketId: orphan.ticketId }))).not.toBeNull();
   });
 
   it("never brings back a pending ticket its holder released before writing it", async () => {
@@ -350,11 +352,11 @@ describe("the guard's pending tickets", () => {
       evicts: {},
       expiresAt: Date.now() + 60_000,
     };
-    await bucket.update(guardKey("rig1"), encodeJson({ v: 1, pending: [t] }), 0);
+    await bucket.update(keys.guard("rig1"), encodeJson({ v: 1, pending: [t] }), 0);
     await store.tickets.release(t);
     const c = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
     expect(c.ok).toBe(true);
-    expect(await bucket.get(ticketKey("rig1", t.ticketId))).toBeNull();
+    expect(await bucket.get(keys.ticket({ provider: "rig1", ticketId: t.ticketId }))).toBeNull();
   });
 });
 

@@ -15,8 +15,9 @@ import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-type
 import { decodeJson, encodeJson, type KvBucket } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";
 import { parseTicket, residencyJson, suspectJson, ticketJson } from "./ticket-codec.js";
-import { assertProviderName, residencyKey, suspectKey, ticketKey } from "./ticket-keys.js";
-import { providerResidencies, providerTickets, type TicketsMirror } from "./tickets-view.js";
+import { assertProviderName } from "./ticket-keys.js";
+import type { TicketsCopies } from "./tickets-copies.js";
+import { providerResidencies, providerTickets } from "./tickets-view.js";
 
 /** Names one ticket: its provider and id (a Ticket will do). */
 export interface TicketRef {
@@ -38,7 +39,7 @@ export type TicketBookOptions = ClaimEngineOptions;
 export class TicketBook {
   private readonly engine: ClaimEngine;
   private readonly bucket: KvBucket;
-  private readonly mirror: TicketsMirror;
+  private readonly copies: TicketsCopies;
   private readonly providers: ProviderStateReader;
   /** Deletes sent and not yet answered (a caller may not wait for its release). */
   private readonly releasing = new Set<Promise<void>>();
@@ -48,7 +49,7 @@ export class TicketBook {
     // release its caller did not wait for is still seen by the next claim made here.
     this.engine = new ClaimEngine({ ...o, settleReleases: () => this.releasesSettled() });
     this.bucket = o.tickets;
-    this.mirror = o.mirror;
+    this.copies = o.copies;
     this.providers = o.providers;
   }
 
@@ -69,12 +70,13 @@ export class TicketBook {
     let key: string;
     try {
       assertProviderName(ref.provider);
-      key = ticketKey(ref.provider, ref.ticketId);
+      key = this.o.keys.ticket(ref);
     } catch (err) {
       return Promise.reject(err);
     }
     this.engine.mine.forget(ref);
-    if (this.mirror.available && this.mirror.shownDeleted(key)) return Promise.resolve();
+    const copy = this.copies.ofKey(key);
+    if (copy?.available && copy.shownDeleted(key)) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
     const forget = () => {
@@ -96,7 +98,7 @@ export class TicketBook {
    */
   async renew(ref: TicketRef, leaseMs = this.o.leaseMs): Promise<Ticket> {
     assertProviderName(ref.provider);
-    const key = ticketKey(ref.provider, ref.ticketId);
+    const key = this.o.keys.ticket(ref);
     for (let attempt = 0; attempt < 8; attempt++) {
       const e = await this.bucket.get(key);
       let t: Ticket | undefined;
@@ -130,8 +132,8 @@ export class TicketBook {
     // overlay keeps when the model became resident and how long that load took, which
     // placement's minimum residency counts from (docs/rules/state.md §2.2). Only an overlay a
     // newer probe has outlived (the model was unloaded since) starts afresh.
-    const key = residencyKey(r.provider, r.modelName);
-    const prev = this.mirror.get(key)?.value;
+    const key = this.o.keys.residency(r.provider, r.modelName);
+    const prev = this.copies.of(r.provider).get(key)?.value;
     const state = this.providers.peek(r.provider);
     if (prev?.kind === "residency" && state !== undefined && overlayCurrent(state, prev.residency)) {
       const p = prev.residency;
@@ -152,35 +154,38 @@ export class TicketBook {
    */
   async markSuspect(provider: string, sinceMs: number, by: string): Promise<void> {
     assertProviderName(provider);
-    await this.bucket.put(suspectKey(provider), encodeJson(suspectJson({ provider, sinceMs, by })));
+    await this.bucket.put(this.o.keys.suspect(provider), encodeJson(suspectJson({ provider, sinceMs, by })));
   }
 
   /** Drops a residency overlay (after an unload). */
   async clearResidency(provider: string, model: string): Promise<void> {
     assertProviderName(provider);
-    await this.bucket.delete(residencyKey(provider, model));
+    await this.bucket.delete(this.o.keys.residency(provider, model));
   }
 
   /** Live tickets of a provider (exact `<provider>__` prefix), read at most 200 ms old. */
   async tickets(provider: string): Promise<Ticket[]> {
-    await this.mirror.fresh();
-    return providerTickets(this.mirror, provider, this.o.now());
+    const copy = this.copies.of(provider);
+    await copy.fresh();
+    return providerTickets(copy, provider, this.o.now());
   }
 
   /** Residency overlays of a provider, read at most 200 ms old. */
   async residencies(provider: string): Promise<Residency[]> {
-    await this.mirror.fresh();
-    return providerResidencies(this.mirror, provider);
+    const copy = this.copies.of(provider);
+    await copy.fresh();
+    return providerResidencies(copy, provider);
   }
 
   /** A provider's state, tickets, residencies and budget, read at most 200 ms old. */
   async view(provider: string): Promise<ProviderView> {
-    await Promise.all([this.mirror.fresh(), this.providers.fresh()]);
+    const copy = this.copies.of(provider);
+    await Promise.all([copy.fresh(), this.providers.fresh()]);
     const now = this.o.now();
     const liveNow = now - this.o.leaseGraceMs;
     const state = this.providers.peek(provider);
-    const tickets = providerTickets(this.mirror, provider, liveNow);
-    const residencies = providerResidencies(this.mirror, provider);
+    const tickets = providerTickets(copy, provider, liveNow);
+    const residencies = providerResidencies(copy, provider);
     return {
       state,
       tickets,
@@ -190,29 +195,34 @@ export class TicketBook {
   }
 
   /**
-   * Live tickets and residency overlays of every provider, in one pass over the copy (the
-   * planner's snapshot: it runs on every placement, so it reads the copy once).
+   * Live tickets and residency overlays of every provider followed here, in one pass over the
+   * copies (the planner's snapshot: it runs on every placement, so it reads each copy once).
+   * With `models` (the call's candidates), every provider whose state offers one is followed
+   * first (tickets-copies.ts).
    */
-  async everything(): Promise<{
+  async everything(models?: Iterable<string>): Promise<{
     tickets: Ticket[];
     residencies: Residency[];
     suspects: Map<string, number>;
   }> {
-    await this.mirror.fresh();
+    if (models !== undefined) this.copies.interest(models);
+    await this.copies.fresh();
     const now = this.o.now();
     const tickets: Ticket[] = [];
     const residencies: Residency[] = [];
     const suspects = new Map<string, number>();
-    for (const e of this.mirror.entries()) {
-      const v = e.value;
-      if (v?.kind === "ticket") {
-        // A ticket released here is over for the planner even before its delete lands.
-        if (this.engine.mine.releasedHere(v.ticket)) continue;
-        if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
-      } else if (v?.kind === "residency") {
-        residencies.push(v.residency);
-      } else if (v?.kind === "suspect") {
-        suspects.set(v.suspect.provider, v.suspect.sinceMs);
+    for (const copy of this.copies.copies()) {
+      for (const e of copy.entries()) {
+        const v = e.value;
+        if (v?.kind === "ticket") {
+          // A ticket released here is over for the planner even before its delete lands.
+          if (this.engine.mine.releasedHere(v.ticket)) continue;
+          if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
+        } else if (v?.kind === "residency") {
+          residencies.push(v.residency);
+        } else if (v?.kind === "suspect") {
+          suspects.set(v.suspect.provider, v.suspect.sinceMs);
+        }
       }
     }
     // What this process was just granted counts before the watch delivers it back.

@@ -10,7 +10,9 @@ import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { openStateStore, type StateStore } from "./store.js";
 import { guardJson, residencyJson, ticketJson } from "./ticket-codec.js";
-import { guardKey, providerOfKey, residencyKey, ticketKey } from "./ticket-keys.js";
+import { keyLayout } from "./ticket-keys.js";
+
+const keys = keyLayout("scoped");
 import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
 
 const KEEP_MS = 10_000;
@@ -29,20 +31,20 @@ async function setup() {
   const mirror: TicketsMirror = new BucketMirror({
     bucket,
     connection: kv.connection,
-    decode: ticketsDecoder(silentLogger),
-    group: providerOfKey,
+    decode: ticketsDecoder(keys, silentLogger),
+    group: (k: string) => keys.providerOf(k),
     now: clock.now,
     // Prune on every applied entry, so each write below gives the copy its chance to forget.
     pruneEvery: 1,
-    earlyForget: { keepMs: KEEP_MS, needed: (key) => tombstoneNeeded(mirror, key) },
+    earlyForget: { keepMs: KEEP_MS, needed: (key) => tombstoneNeeded(keys, mirror, key) },
   });
   mirrors.push(mirror);
   await mirror.start();
   const put = (key: string, json: Record<string, unknown>) => bucket.put(key, encodeJson(json));
   const guard = (provider: string, pending: Ticket[]) =>
-    put(guardKey(provider), guardJson({ pending, stateRevision: 0 }));
-  const write = (t: Ticket) => put(ticketKey(t.provider, t.ticketId), ticketJson(t));
-  const release = (t: Ticket) => bucket.delete(ticketKey(t.provider, t.ticketId));
+    put(keys.guard(provider), guardJson({ pending, stateRevision: 0 }));
+  const write = (t: Ticket) => put(keys.ticket(t), ticketJson(t));
+  const release = (t: Ticket) => bucket.delete(keys.ticket(t));
   return { clock, bucket, mirror, put, guard, write, release };
 }
 
@@ -52,18 +54,18 @@ describe("tickets copy tombstones", () => {
     const listed = ticket("p1", "m");
     const warm = ticket("p1", "m");
     const other = ticket("p2", "m");
-    const resKey = residencyKey("p1", "m");
+    const resKey = keys.residency("p1", "m");
     await guard("p1", [listed]);
     for (const t of [listed, warm]) await write(t);
     await put(resKey, residencyJson({ provider: "p1", modelName: "m", modelFootprintMiB: 1 }));
     for (const t of [listed, warm]) await release(t);
     await bucket.delete(resKey);
     await guard("p2", []);
-    await bucket.delete(guardKey("p2"));
+    await bucket.delete(keys.guard("p2"));
     await mirror.fresh();
-    const key = (t: Ticket) => ticketKey(t.provider, t.ticketId);
+    const key = (t: Ticket) => keys.ticket(t);
     // Younger than KEEP_MS: every tombstone is still there.
-    expect([key(listed), key(warm), resKey, guardKey("p2")].map((k) => mirror.shownDeleted(k))).toEqual([
+    expect([key(listed), key(warm), resKey, keys.guard("p2")].map((k) => mirror.shownDeleted(k))).toEqual([
       true,
       true,
       true,
@@ -76,7 +78,7 @@ describe("tickets copy tombstones", () => {
     // The unlisted ticket's tombstone is gone; the listed one's, the residency's and the
     // guard's stay (those wait for the TTL).
     expect(mirror.knows(key(warm))).toBe(false);
-    expect([key(listed), resKey, guardKey("p2")].map((k) => mirror.shownDeleted(k))).toEqual([
+    expect([key(listed), resKey, keys.guard("p2")].map((k) => mirror.shownDeleted(k))).toEqual([
       true,
       true,
       true,
@@ -94,7 +96,7 @@ describe("tickets copy tombstones", () => {
     clock.advance(TTL_MS);
     await write(other);
     await mirror.fresh();
-    expect([resKey, guardKey("p2")].map((k) => mirror.knows(k))).toEqual([false, false]);
+    expect([resKey, keys.guard("p2")].map((k) => mirror.knows(k))).toEqual([false, false]);
   });
 });
 

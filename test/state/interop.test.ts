@@ -36,7 +36,10 @@ describe("interop with Kubemoot's buckets", () => {
   beforeAll(async () => {
     server = await NatsServer.start();
     // The sidecar opens the buckets first (as it would in a shared cluster), Kubemoot writes raw.
-    store = await openStateStore(server.url, { now: () => Date.parse("2026-06-11T00:01:00Z") });
+    store = await openStateStore(server.url, {
+      now: () => Date.parse("2026-06-11T00:01:00Z"),
+      keyLayout: "kubemoot",
+    });
     nc = await connect({ servers: server.url });
     const kvm = new Kvm(nc);
     const state = await kvm.open(PROVIDER_STATE_BUCKET);

@@ -14,6 +14,7 @@ import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js"
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
 import {
+  agentHolderId,
   bucketSettings,
   MODEL_DEMAND_BUCKET,
   openStateStore,
@@ -167,8 +168,10 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
   describe("the state layer with the sidecar's user", () => {
     let store: StateStore;
     beforeAll(async () => {
+      // Its tickets name its agent, in the namespace this user may write (docs/rules/state.md §2.4).
       store = await openStateStore(nats.url, {
         nats: { credsFile: sidecarUser.seedFile },
+        holderId: agentHolderId("crew/a2", process.pid),
         openTimeoutMs: 3000,
       });
     });

@@ -67,6 +67,6 @@ describe("shared state over NATS with mutual TLS", () => {
     expect(() => natsStateOptions({ KUBEMOOT_KV_REPLICAS: "2" })).toThrow(
       /KUBEMOOT_KV_REPLICAS: expected 1, 3 or 5/,
     );
-    expect(natsStateOptions({ KUBEMOOT_KV_REPLICAS: "3" })).toEqual({ replicas: 3 });
+    expect(natsStateOptions({ KUBEMOOT_KV_REPLICAS: "3" })).toEqual({ replicas: 3, keyLayout: "scoped" });
   });
 });

@@ -69,8 +69,11 @@ describe("restart: the server goes away and comes back", () => {
     const claimers = Array.from({ length: 8 }, (_, i) => claimer(i));
     await sleep(800);
 
-    const tDown = performance.now();
+    // Down once the server's process has exited: until then it may still answer.
+    const tStop = performance.now();
     await server.stop();
+    const tDown = performance.now();
+    console.log(`restart: stopping took ${(tDown - tStop).toFixed(0)} ms`);
     await sleep(300);
     const unavailable = (e: unknown) => KubemootError.is(e, ErrorCode.StateUnavailable);
     await expect(store.providers.list()).rejects.toSatisfy(unavailable);
@@ -108,7 +111,7 @@ describe("restart: the server goes away and comes back", () => {
     expect(before.length).toBeGreaterThan(0);
     // While down: only "unavailable", never a decision.
     expect(during.length).toBeGreaterThan(0);
-    expect(during.every((o) => o.kind === `error:${ErrorCode.StateUnavailable}`)).toBe(true);
+    expect([...new Set(during.map((o) => o.kind))]).toEqual([`error:${ErrorCode.StateUnavailable}`]);
     // After: claims resume, on state proven current after the outage and at most 200 ms old.
     expect(after.filter((o) => o.kind === "ok").length).toBeGreaterThan(10);
     const decisions = outcomes

@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import {
+  classifyTicketsKey,
   type ContentionBuckets,
   prepareBuckets,
   Referee,
@@ -58,10 +59,12 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   const history: string[] = [];
   const referee = await Referee.start(server.url, [ALPHA], (e) => {
     revisions++;
-    if (e.operation === "PUT" && e.key.startsWith("flip__")) {
+    const flipTicket = classifyTicketsKey(e.key).kind === "ticket" && e.key.includes("flip");
+    const shortId = classifyTicketsKey(e.key).id.slice(0, 8);
+    if (e.operation === "PUT" && flipTicket) {
       const t = JSON.parse(decoder.decode(e.value)) as Record<string, unknown>;
       history.push(
-        `r${e.revision} PUT ${e.key.slice(6, 14)} ${t.modelName} cold=${t.coldLoad} evicts=${JSON.stringify(t.evicts)} holder=${t.holderId}`,
+        `r${e.revision} PUT ${shortId} ${t.modelName} cold=${t.coldLoad} evicts=${JSON.stringify(t.evicts)} holder=${t.holderId}`,
       );
     } else if (e.key.includes("flip")) {
       const v =
@@ -72,10 +75,10 @@ it("a warm claim on a stale belief never coexists with a load that took its room
               .slice(0, 200)
           : "";
       history.push(
-        `r${e.revision} ${e.operation} ${e.key.startsWith("flip__") ? e.key.slice(6, 14) : e.key} ${v}`,
+        `r${e.revision} ${e.operation} ${flipTicket ? shortId : e.key} ${v}`,
       );
     }
-    if (!e.key.startsWith("flip__")) return;
+    if (!flipTicket) return;
     if (e.operation === "PUT") {
       const t = JSON.parse(decoder.decode(e.value)) as { modelName: string };
       live.set(e.key, t.modelName);
@@ -138,7 +141,7 @@ it("a warm claim on a stale belief never coexists with a load that took its room
   const grantedOverlaps = overlaps
     .map((snapshot, k) => ({ snapshot, at: overlapAt[k] as number }))
     .filter(({ snapshot }) => {
-      const used = snapshot.filter(([key]) => granted.has(key.slice(key.indexOf("__") + 2)));
+      const used = snapshot.filter(([key]) => granted.has(classifyTicketsKey(key).id));
       return used.some(([, m]) => m === "alpha") && used.some(([, m]) => m === "beta");
     });
   const both = grantedOverlaps.length;

@@ -49,6 +49,8 @@ export class OvercommitChecker {
   private readonly tickets = new Map<string, Map<string, T>>();
   /** provider → overlay key → (model, MiB) */
   private readonly overlays = new Map<string, Map<string, { model: string; mib: number }>>();
+  /** The provider each ticket or overlay key was written for. */
+  private readonly providerOfKey = new Map<string, string>();
 
   constructor(private readonly states: Map<string, CheckedState>) {}
 
@@ -102,43 +104,57 @@ export class OvercommitChecker {
   }
 
   private touch(key: string, operation: string, value: Uint8Array): string | undefined {
-    if (key.startsWith("_")) return undefined;
-    if (key.startsWith("residency__")) {
-      const rest = key.slice("residency__".length);
-      const i = rest.indexOf("__");
-      if (i > 0) {
-        const provider = rest.slice(0, i);
-        const m = inner(this.overlays, provider);
-        if (operation === "PUT") {
-          const v = JSON.parse(decoder.decode(value)) as { modelName: string; modelFootprintMiB: number };
-          m.set(key, { model: v.modelName, mib: v.modelFootprintMiB });
-        } else {
-          m.delete(key);
-        }
-        return provider;
+    const k = classifyTicketsKey(key);
+    if (k.kind === "other") return undefined;
+    // The provider comes from the value (both layouts carry it); a delete finds it by key.
+    let provider = this.providerOfKey.get(key);
+    if (operation !== "PUT") {
+      if (provider !== undefined) {
+        if (k.kind === "residency") this.overlays.get(provider)?.delete(key);
+        else this.tickets.get(provider)?.delete(key);
       }
+      return provider;
     }
-    const i = key.indexOf("__");
-    if (i <= 0) return undefined;
-    const provider = key.slice(0, i);
-    const m = inner(this.tickets, provider);
-    if (operation === "PUT") {
-      let v: { modelName?: string; modelFootprintMiB?: number; evicts?: Record<string, number> };
-      try {
-        v = JSON.parse(decoder.decode(value));
-      } catch {
-        return undefined;
-      }
-      m.set(key, {
+    let v: {
+      provider?: string;
+      modelName?: string;
+      modelFootprintMiB?: number;
+      evicts?: Record<string, number>;
+    };
+    try {
+      v = JSON.parse(decoder.decode(value));
+    } catch {
+      return undefined;
+    }
+    provider = String(v.provider ?? "");
+    if (provider === "") return undefined;
+    this.providerOfKey.set(key, provider);
+    if (k.kind === "residency") {
+      inner(this.overlays, provider).set(key, { model: String(v.modelName), mib: Number(v.modelFootprintMiB) });
+    } else {
+      inner(this.tickets, provider).set(key, {
         model: String(v.modelName ?? ""),
         footprint: Number(v.modelFootprintMiB ?? 0),
         evicts: Object.keys(v.evicts ?? {}),
       });
-    } else {
-      m.delete(key);
     }
     return provider;
   }
+}
+
+/**
+ * What a tickets-bucket key is, in either layout (docs/rules/state.md §2.2, §2.4), read here
+ * without the state layer's parser so that the checker stays independent of it.
+ */
+export function classifyTicketsKey(key: string): { kind: "ticket" | "residency" | "other"; id: string } {
+  if (key.startsWith("_")) return { kind: "other", id: "" };
+  if (key.startsWith("residency__")) return { kind: "residency", id: key };
+  const i = key.indexOf("__");
+  if (i > 0) return { kind: "ticket", id: key.slice(i + 2) };
+  const t = key.split(".");
+  if (t[0] === "t" && t.length === 4) return { kind: "ticket", id: t[3]! };
+  if (t[0] === "r" && t.length === 3) return { kind: "residency", id: key };
+  return { kind: "other", id: "" };
 }
 
 /** A refusal as a claim worker reports it: the view it decided on. */

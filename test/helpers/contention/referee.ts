@@ -3,7 +3,12 @@
 // which revision each ticket was written and deleted, to judge the claimers' reports by.
 import type { ProviderState } from "../../../src/core/shapes.js";
 import { PROVIDER_TICKETS_BUCKET } from "../../../src/state/buckets.js";
-import { OvercommitChecker, type RefusalRecord, unjustifiedRefusals } from "./overcommit-checker.js";
+import {
+  classifyTicketsKey,
+  OvercommitChecker,
+  type RefusalRecord,
+  unjustifiedRefusals,
+} from "./overcommit-checker.js";
 import { type FollowedEntry, TicketFollower } from "./ticket-follower.js";
 
 export class Referee {
@@ -27,9 +32,11 @@ export class Referee {
     const r = new Referee(new Map(states.map((s) => [s.name, s])));
     r.follower = await TicketFollower.start(servers, PROVIDER_TICKETS_BUCKET, (e) => {
       r.checker.apply(e.key, e.operation, e.value, e.revision);
-      const id = e.key.slice(e.key.indexOf("__") + 2);
-      if (e.operation === "PUT") r.putAt.set(id, e.revision);
-      else r.deletedAt.set(id, e.revision);
+      const { kind, id } = classifyTicketsKey(e.key);
+      if (kind === "ticket") {
+        if (e.operation === "PUT") r.putAt.set(id, e.revision);
+        else r.deletedAt.set(id, e.revision);
+      }
       onEntry?.(e);
     });
     return r;

@@ -1,0 +1,208 @@
+// The tickets bucket as this process follows it (docs/rules/state.md §10.1): either one copy of
+// the whole bucket, or, with the scoped key layout, one copy per provider it can use, each fed
+// by a watch filtered to that provider's keys (`*.<provider>.>`). A sidecar then pays for the
+// churn of its own providers only, not the fleet's. Every claim, release and read names its
+// provider, so it asks for that provider's copy; one it has not followed yet is started on
+// demand and read once it holds a snapshot. The scope also grows ahead of use: the models a
+// call chooses among bring in every provider whose state offers them, and providers no call has
+// needed for a while are dropped.
+import { performance } from "node:perf_hooks";
+import type { ProviderState } from "../core/index.js";
+import type { KvBucket } from "./kv.js";
+import type { BucketMirror, MirrorEvent } from "./mirror.js";
+import type { ProviderStateReader } from "./provider-state.js";
+import type { KeyLayout } from "./ticket-keys.js";
+import type { TicketsMirror, TicketsValue } from "./tickets-view.js";
+
+export type TicketsScope = "all" | "candidates";
+
+export interface TicketsCopiesOptions {
+  keys: KeyLayout;
+  /** "all": one copy of the whole bucket; "candidates": per provider (needs a layout that has filters). */
+  scope: TicketsScope;
+  /** Builds a copy following `filter` (unstarted). */
+  make: (filter: string) => TicketsMirror;
+  /** The provider states that say which providers offer a model (scope "candidates"). */
+  providers?: ProviderStateReader;
+  /** Monotonic clock (ms), for how long an unused provider stays followed; default performance.now. */
+  monoNow?: () => number;
+  /** A provider no read, claim or candidate model needed for this long is no longer followed (ms); default 10 min. */
+  idleMs?: number;
+}
+
+interface Followed {
+  mirror: TicketsMirror;
+  usedAt: number;
+}
+
+const DEFAULT_IDLE_MS = 10 * 60_000;
+
+export class TicketsCopies {
+  readonly name: string;
+  /** The one copy in scope "all". */
+  private readonly whole: TicketsMirror | undefined;
+  private readonly byProvider = new Map<string, Followed>();
+  private readonly listeners = new Set<(ev: MirrorEvent<TicketsValue>) => void>();
+  private readonly unsubscribe = new Map<TicketsMirror, () => void>();
+  /** Models calls chose among, with when they last did (monotonic ms). */
+  private readonly models = new Map<string, number>();
+  private readonly idleMs: number;
+  private readonly monoNow: () => number;
+  private closed = false;
+
+  constructor(
+    private readonly o: TicketsCopiesOptions,
+    bucket: KvBucket,
+  ) {
+    this.name = bucket.name;
+    this.idleMs = o.idleMs ?? DEFAULT_IDLE_MS;
+    this.monoNow = o.monoNow ?? (() => performance.now());
+    const scoped = o.scope === "candidates" && o.keys.providerFilter("p") !== undefined;
+    this.whole = scoped ? undefined : o.make(">");
+    if (this.whole !== undefined) this.follow(this.whole);
+  }
+
+  /** Whether the copies are per provider. */
+  get scoped(): boolean {
+    return this.whole === undefined;
+  }
+
+  /** Starts following (scope "all": the whole bucket; otherwise nothing until a provider is asked for). */
+  async start(timeoutMs?: number): Promise<void> {
+    if (this.whole !== undefined) await this.whole.start(timeoutMs);
+  }
+
+  /** The copy holding `provider`'s keys; in scope "candidates" it is started when first asked for. */
+  of(provider: string): TicketsMirror {
+    if (this.whole !== undefined) return this.whole;
+    const now = this.monoNow();
+    let f = this.byProvider.get(provider);
+    if (f === undefined) {
+      const mirror = this.o.make(this.o.keys.providerFilter(provider)!);
+      f = { mirror, usedAt: now };
+      this.byProvider.set(provider, f);
+      this.follow(mirror);
+      // A start that times out is retried by the copy itself; readers wait in fresh().
+      mirror.start().catch(() => undefined);
+    }
+    f.usedAt = now;
+    return f.mirror;
+  }
+
+  /** The copy of the provider a key belongs to (undefined: a foreign key, or not followed here). */
+  ofKey(key: string): TicketsMirror | undefined {
+    if (this.whole !== undefined) return this.whole;
+    const p = this.o.keys.providerOf(key);
+    return p === undefined ? undefined : this.byProvider.get(p)?.mirror;
+  }
+
+  /** The providers followed one by one (none in scope "all"). */
+  get followed(): string[] {
+    return [...this.byProvider.keys()];
+  }
+
+  /** Every copy followed now. */
+  copies(): TicketsMirror[] {
+    return this.whole !== undefined ? [this.whole] : [...this.byProvider.values()].map((f) => f.mirror);
+  }
+
+  /**
+   * A call chooses among these models: follows every provider whose current state offers one
+   * (and keeps following those), and stops following providers idle for `idleMs`.
+   */
+  interest(models: Iterable<string>): void {
+    if (this.whole !== undefined || this.closed || this.o.providers === undefined) return;
+    const now = this.monoNow();
+    for (const m of models) this.models.set(m, now);
+    for (const [m, at] of this.models) if (now - at > this.idleMs) this.models.delete(m);
+    const wanted = new Set<string>();
+    for (const s of this.o.providers.peekAll()) {
+      for (const m of this.models.keys()) {
+        if (offers(s, m)) {
+          wanted.add(s.name);
+          break;
+        }
+      }
+    }
+    for (const p of wanted) this.of(p);
+    for (const [p, f] of this.byProvider) {
+      if (!wanted.has(p) && now - f.usedAt > this.idleMs) this.drop(p, f);
+    }
+  }
+
+  /**
+   * The bucket, with every write remembered by the copy of its key's provider: that copy's next
+   * `fresh()` also waits until it holds the write (read-your-writes, docs/rules/state.md §10).
+   */
+  tracked(bucket: KvBucket): KvBucket {
+    const note = (key: string, rev: number) => {
+      this.ofKey(key)?.noteWritten(rev);
+      return rev;
+    };
+    return {
+      name: bucket.name,
+      settings: bucket.settings,
+      get: (k) => bucket.get(k),
+      put: async (k, v) => note(k, await bucket.put(k, v)),
+      create: async (k, v) => note(k, await bucket.create(k, v)),
+      update: async (k, v, r) => note(k, await bucket.update(k, v, r)),
+      delete: async (k, o) => note(k, await bucket.delete(k, o)),
+      keys: (p) => bucket.keys(p),
+      watch: (o) => bucket.watch(o),
+      headRevision: (f) => bucket.headRevision(f),
+    };
+  }
+
+  /** Proves every copy followed now current (docs/rules/state.md §10). */
+  async fresh(): Promise<void> {
+    await Promise.all(this.copies().map((m) => m.fresh()));
+  }
+
+  /** Connected, and every followed copy holds a snapshot (scope "candidates" with none: connected). */
+  get available(): boolean {
+    if (this.whole !== undefined) return this.whole.available;
+    for (const f of this.byProvider.values()) if (!f.mirror.available) return false;
+    return true;
+  }
+
+  /** Changes of every copy, present and future (the capacity watch's source). */
+  onChange(listener: (ev: MirrorEvent<unknown>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const m of this.copies()) m.close();
+    for (const u of this.unsubscribe.values()) u();
+    this.unsubscribe.clear();
+    this.byProvider.clear();
+  }
+
+  private follow(mirror: BucketMirror<TicketsValue>): void {
+    this.unsubscribe.set(
+      mirror,
+      mirror.onChange((ev) => {
+        for (const l of [...this.listeners]) l(ev);
+      }),
+    );
+  }
+
+  private drop(provider: string, f: Followed): void {
+    this.byProvider.delete(provider);
+    this.unsubscribe.get(f.mirror)?.();
+    this.unsubscribe.delete(f.mirror);
+    f.mirror.close();
+  }
+}
+
+/**
+ * Whether a provider's state says it can serve `model`: resident or on disk. A state that lists
+ * no model at all says nothing, and counts as offering every model.
+ */
+export function offers(s: ProviderState, model: string): boolean {
+  const disk = s.availableModelFootprintsMiB ?? {};
+  const loaded = s.loadedModelFootprintsMiB ?? {};
+  if (Object.hasOwn(disk, model) || Object.hasOwn(loaded, model) || s.loadedModels?.includes(model)) return true;
+  return Object.keys(disk).length === 0 && Object.keys(loaded).length === 0 && (s.loadedModels?.length ?? 0) === 0;
+}
