@@ -1,24 +1,25 @@
 // The sidecar process: shared state, the scheduler, the API server (gRPC + Connect +
-// gRPC-Web + health on one port) and, optionally, providers it probes itself. Shutdown:
-// readiness NOT_SERVING, in-flight work finishes (bounded), every held and active ticket is
-// released, NATS is closed.
+// gRPC-Web + health on one port) and, optionally, providers it probes itself. Start-up
+// (docs/deploy.md "Start-up and readiness"): the API and health ports listen first, NOT_SERVING
+// and answering UNAVAILABLE, while the shared state opens with retries (./open-state.ts); the
+// scheduler, its providers and the proxy start once it is open, and readiness follows the
+// state's connection from then on. Shutdown: readiness NOT_SERVING, in-flight work finishes
+// (bounded), every held and active ticket is released, NATS is closed.
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { ErrorCode, KubemootError } from "../src/errors/index.js";
+import { SchedulerService } from "../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
-import { ProviderPublisher, type PublishedProvider } from "../src/publisher/index.js";
+import { ProviderPublisher, type PublishedProvider, publishNeededFrom } from "../src/publisher/index.js";
 import type { SchedulerConfig } from "../src/scheduler/index.js";
 import { Scheduler } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
-import {
-  agentHolderId,
-  type KvStore,
-  openStateStore,
-  type StateStore,
-  type StateStoreOptions,
-} from "../src/state/index.js";
+import { agentHolderId, type KvStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
 import {
   type ApiServer,
   identityInterceptor,
+  lateService,
   loggingInterceptor,
   metricsInterceptor,
   startApiServer,
@@ -26,6 +27,7 @@ import {
 import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
+import { type OpenedState, OpeningConnection, openStateWithRetry } from "./open-state.js";
 import { schedulerService } from "./scheduler/service.js";
 
 export interface SidecarOptions {
@@ -49,9 +51,16 @@ export interface SidecarOptions {
   /** Longest a shutdown waits for in-flight calls (ms); default 20 000. */
   drainMs?: number;
   /** More shared-state options (NATS credentials/TLS, bucket replicas). */
-  stateOptions?: Pick<StateStoreOptions, "nats" | "replicas">;
+  stateOptions?: Pick<StateStoreOptions, "nats" | "replicas" | "keyLayout">;
   /** Starts extra servers on the running scheduler (the local proxy). */
   extras?: (ctx: SidecarContext) => Promise<{ close(drainMs: number): Promise<void> }>;
+  /**
+   * Ends the start (SIGTERM while the shared state is still opening): what was started is
+   * closed and startSidecar rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
+  /** Called once the API (and health) port listens, before the shared state is open. */
+  onListening?: (api: ApiServer) => void;
 }
 
 export interface SidecarContext {
@@ -89,13 +98,48 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
       );
     }
   }
-  const state = await openStateStore(target, {
-    ...o.stateOptions,
-    logger: log,
-    ...(guard.filter ? { acceptProvider: guard.filter } : {}),
-    ticketLeaseMs: o.config.leaseS * 1000,
-    ...(o.config.agent ? { holderId: agentHolderId(o.config.agent, process.pid) } : {}),
+  const stateConnection = new OpeningConnection();
+  let impl: ServiceImpl<typeof SchedulerService> | undefined;
+  const api = await startApiServer({
+    host,
+    port,
+    impl: lateService(SchedulerService, () => impl, notOpenYet),
+    metrics: () => metrics.render(),
+    ...(health ? { health } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+    stateConnection,
+    interceptors: [
+      metricsInterceptor(metrics.registry),
+      loggingInterceptor(log),
+      identityInterceptor(o.config.agent),
+    ],
   });
+  log.info(
+    { listen: api.address, healthListen: api.healthAddress || undefined, agent: o.config.agent || undefined },
+    "sidecar API listening; not ready until the shared state is open",
+  );
+  o.onListening?.(api);
+
+  let opened: OpenedState;
+  try {
+    opened = await openStateWithRetry(
+      target,
+      {
+        ...o.stateOptions,
+        // Only the tickets of the providers its calls can use (docs/rules/state.md §10.1).
+        ticketsScope: "candidates",
+        logger: log,
+        ...(guard.filter ? { acceptProvider: guard.filter } : {}),
+        ticketLeaseMs: o.config.leaseS * 1000,
+        ...(o.config.agent ? { holderId: agentHolderId(o.config.agent, process.pid) } : {}),
+      },
+      { logger: log, ...(o.signal ? { signal: o.signal } : {}) },
+    );
+  } catch (err) {
+    await api.close();
+    throw err;
+  }
+  const state = opened.state;
   const ops = ollamaOps(guard.allowlist);
   const scheduler = new Scheduler({
     state,
@@ -109,43 +153,34 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   metrics.trackActiveTickets(() => scheduler.activeTickets);
 
   let publisher: ProviderPublisher | undefined;
-  if (o.providers && o.providers.length > 0) {
-    publisher = new ProviderPublisher({
-      sink: state.providerWriter,
-      intervalMs: o.probeIntervalMs ?? 10_000,
-      logger: log,
-    });
-    await publisher.setProviders(o.providers);
-    publisher.start();
-    await publisher.probeNow();
+  let extra: { close(drainMs: number): Promise<void> } | undefined;
+  try {
+    if (o.providers && o.providers.length > 0) {
+      publisher = new ProviderPublisher({
+        sink: state.providerWriter,
+        publishNeeded: publishNeededFrom(() => state.tickets.everything()),
+        intervalMs: o.probeIntervalMs ?? 10_000,
+        logger: log,
+      });
+      await publisher.setProviders(o.providers);
+      publisher.start();
+      await publisher.probeNow();
+    }
+    extra = o.extras
+      ? await o.extras({ scheduler, state, logger: log, registry: metrics.registry })
+      : undefined;
+  } catch (err) {
+    await scheduler.close();
+    await api.close();
+    await publisher?.stop();
+    await ops.close();
+    await opened.close();
+    throw err;
   }
-
-  const api = await startApiServer({
-    host,
-    port,
-    impl: schedulerService(scheduler),
-    metrics: () => metrics.render(),
-    ...(health ? { health } : {}),
-    ...(o.limits ? { limits: o.limits } : {}),
-    stateConnection: state.kv.connection,
-    interceptors: [
-      metricsInterceptor(metrics.registry),
-      loggingInterceptor(log),
-      identityInterceptor(o.config.agent),
-    ],
-  });
-  log.info(
-    {
-      listen: api.address,
-      healthListen: api.healthAddress || undefined,
-      state: state.kind,
-      agent: o.config.agent || undefined,
-    },
-    "sidecar API listening",
-  );
-  const extra = o.extras
-    ? await o.extras({ scheduler, state, logger: log, registry: metrics.registry })
-    : undefined;
+  // Ready: the RPCs reach the scheduler, and readiness follows the state's connection.
+  impl = schedulerService(scheduler);
+  stateConnection.attach(state.kv.connection);
+  log.info({ state: state.kind }, "sidecar ready: shared state open");
 
   let closing: Promise<void> | undefined;
   return {
@@ -161,10 +196,18 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
         await api.close();
         await publisher?.stop();
         await ops.close();
-        await state.close();
+        await opened.close();
         log.info({}, "sidecar stopped");
       })();
       return closing;
     },
   };
+}
+
+/** What every RPC of the scheduler service answers before the shared state is open. */
+function notOpenYet(): KubemootError {
+  return new KubemootError(
+    ErrorCode.StateUnavailable,
+    "the sidecar is starting: its shared state is not open yet; try again shortly",
+  );
 }

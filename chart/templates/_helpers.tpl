@@ -71,6 +71,8 @@ app.kubernetes.io/part-of: kubemoot
   value: {{ .Values.nats.url | quote }}
 - name: KUBEMOOT_KV_REPLICAS
   value: {{ .Values.nats.bucketReplicas | quote }}
+- name: KUBEMOOT_KEY_LAYOUT
+  value: {{ .Values.nats.keyLayout | quote }}
 {{- if include "kubemoot.natsCredsSecret" . }}
 - name: KUBEMOOT_NATS_CREDS
   value: /etc/kubemoot/nats-creds/{{ .Values.nats.credentials.key }}

@@ -1,17 +1,44 @@
 {{/*
 Least-privilege NATS users (docs/deploy.md "NATS credentials"). Both roles read the three KV
 buckets through the JetStream API the KV client calls (stream info, stream message get, named
-ordered consumers for watches and key scans: servers 2.9 or newer, and replies to their flow
-control); the operator writes provider state and creates the buckets, sidecars write tickets
-and demand. Anything not allowed is denied: no consumer delete either (a watch that resets
-leaves its old ephemeral consumer to expire on the server; the refused delete is logged).
-Inputs: dict "role" ("operator" | "sidecar").
+consumers for watches and key scans: servers 2.9 or newer; the pulls of ordered pull consumers,
+MSG.NEXT, and the flow-control replies of push ones); the operator writes provider state and
+creates the buckets, sidecars write tickets and demand. Anything not allowed is denied: no
+consumer delete either (a watch that resets leaves its old ephemeral consumer to expire on the
+server; the refused delete is logged).
+What a sidecar user may write depends on the key layout (nats.keyLayout, docs/rules/state.md §2):
+- scoped: the keys that name a namespace only for its namespaces (tickets t.<provider>.<ns>.<id>;
+  demand wait.<model>.<ns>.<agent>, intent.<model>.<ns>.<agent>, sel.<ns>.<crew>.<agent>), and
+  the keys every sidecar shares (claim guards g.<provider>.claim, residency overlays
+  r.<provider>.<model>, suspect marks s.<provider>.suspect, use.<model>);
+- kubemoot: Kubemoot's own keys (<provider>__<id>, ...) do not tell namespaces apart: both
+  buckets, whole.
+Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), "namespaces"
+(the sidecar user's; DNS labels, so each is one subject token).
 */}}
 {{- define "kubemoot.natsPermissions" -}}
 {{- $buckets := list "kubemoot_provider_state" "kubemoot_provider_tickets" "kubemoot_model_demand" }}
-{{- $writes := list "kubemoot_provider_tickets" "kubemoot_model_demand" }}
+{{- $tickets := "$KV.kubemoot_provider_tickets" }}
+{{- $demand := "$KV.kubemoot_model_demand" }}
+{{- $writes := list }}
 {{- if eq .role "operator" }}
-{{- $writes = list "kubemoot_provider_state" }}
+{{- $writes = list "$KV.kubemoot_provider_state.>" }}
+{{- else if eq .layout "kubemoot" }}
+{{- $writes = list (printf "%s.>" $tickets) (printf "%s.>" $demand) }}
+{{- else if eq .layout "scoped" }}
+{{- range .namespaces }}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" .) }}
+{{- fail (printf "nats.auth.sidecars[].namespaces: %q is not a namespace name (a DNS label)" .) }}
+{{- end }}
+{{- $writes = append $writes (printf "%s.t.*.%s.>" $tickets .) }}
+{{- end }}
+{{- $writes = concat $writes (list (printf "%s.g.*.claim" $tickets) (printf "%s.r.*.*" $tickets) (printf "%s.s.*.suspect" $tickets)) }}
+{{- range .namespaces }}
+{{- $writes = concat $writes (list (printf "%s.wait.*.%s.*" $demand .) (printf "%s.intent.*.%s.*" $demand .) (printf "%s.sel.%s.*.*" $demand .)) }}
+{{- end }}
+{{- $writes = append $writes (printf "%s.use.*" $demand) }}
+{{- else }}
+{{- fail (printf "nats.keyLayout: expected scoped or kubemoot, got %q" .layout) }}
 {{- end }}
 publish:
   allow:
@@ -20,6 +47,7 @@ publish:
     - "$JS.API.STREAM.INFO.KV_{{ . }}"
     - "$JS.API.STREAM.MSG.GET.KV_{{ . }}"
     - "$JS.API.CONSUMER.CREATE.KV_{{ . }}.>"
+    - "$JS.API.CONSUMER.MSG.NEXT.KV_{{ . }}.>"
     - "$JS.FC.KV_{{ . }}.>"
     {{- end }}
     {{- if eq .role "operator" }}
@@ -28,7 +56,7 @@ publish:
     {{- end }}
     {{- end }}
     {{- range $writes }}
-    - "$KV.{{ . }}.>"
+    - {{ . | quote }}
     {{- end }}
 subscribe:
   allow:
@@ -38,10 +66,11 @@ subscribe:
 {{/* The users of the NATS server's `authorization` block, as a list. */}}
 {{- define "kubemoot.natsUsers" -}}
 {{- $users := list }}
-{{- $op := dict "nkey" .Values.nats.auth.operator.nkey "permissions" (include "kubemoot.natsPermissions" (dict "role" "operator") | fromYaml) }}
+{{- $layout := .Values.nats.keyLayout }}
+{{- $op := dict "nkey" .Values.nats.auth.operator.nkey "permissions" (include "kubemoot.natsPermissions" (dict "role" "operator" "layout" $layout "namespaces" list) | fromYaml) }}
 {{- $users = append $users $op }}
 {{- range .Values.nats.auth.sidecars }}
-{{- $users = append $users (dict "nkey" .nkey "permissions" (include "kubemoot.natsPermissions" (dict "role" "sidecar") | fromYaml)) }}
+{{- $users = append $users (dict "nkey" .nkey "permissions" (include "kubemoot.natsPermissions" (dict "role" "sidecar" "layout" $layout "namespaces" .namespaces) | fromYaml)) }}
 {{- end }}
 {{- /* `>` unescaped: JSON either way, and NATS configuration text as written. */}}
 {{- toJson $users | replace "\\u003e" ">" }}

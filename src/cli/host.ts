@@ -24,13 +24,20 @@ export interface SidecarLaunch {
   limits: ListenerLimits;
   /** "memory", or NATS URL(s), comma-separated. */
   state: string;
-  stateOptions: Pick<StateStoreOptions, "nats" | "replicas">;
+  stateOptions: Pick<StateStoreOptions, "nats" | "replicas" | "keyLayout">;
   config: SchedulerConfig;
   logger: Logger;
   /** Providers this process probes and publishes itself. */
   providers: PublishedProvider[];
   probeIntervalMs: number;
   drainMs: number;
+  /**
+   * Ends the start while the shared state is still opening (SIGTERM): startSidecar then closes
+   * what it started and rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
+  /** Called once the API (and health) port listens, before the shared state is open. */
+  onListening?: (api: { readonly address: string; readonly healthAddress: string }) => void;
 }
 
 export interface LaunchedSidecar {

@@ -11,8 +11,8 @@ import { ErrorCode, KubemootError } from "../errors/index.js";
 import {
   bucketSettings,
   type KvStore,
-  MemoryKvStore,
   keyLayout,
+  MemoryKvStore,
   openStateStore,
   PROVIDER_TICKETS_BUCKET,
   type StateStore,

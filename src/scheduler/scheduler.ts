@@ -387,18 +387,15 @@ export class Scheduler {
    * an agent may release any.
    */
   private async releaseForeign(ticketId: string): Promise<boolean> {
-    const all = await this.state.tickets.allTickets();
-    for (const [provider, tickets] of all) {
-      const t = tickets.find((x) => x.ticketId === ticketId);
-      if (!t) continue;
-      if (this.cfg.agent !== "" && holderAgent(t.holderId) !== this.cfg.agent) {
-        this.hooks.log?.("warn", "release of another agent's ticket refused", { provider, ticketId });
-        return false;
-      }
-      await this.state.tickets.release({ provider, ticketId });
-      return true;
+    const t = await this.state.tickets.find(ticketId);
+    if (t === undefined) return false;
+    const { provider } = t;
+    if (this.cfg.agent !== "" && holderAgent(t.holderId) !== this.cfg.agent) {
+      this.hooks.log?.("warn", "release of another agent's ticket refused", { provider, ticketId });
+      return false;
     }
-    return false;
+    await this.state.tickets.release({ provider, ticketId, holderId: t.holderId });
+    return true;
   }
 
   private warn(what: string, err: unknown): void {

@@ -16,6 +16,7 @@ export interface SchedulerStore {
     | "clearResidency"
     | "markSuspect"
     | "allTickets"
+    | "find"
   >;
   readonly demand: Pick<
     DemandBoard,

@@ -13,6 +13,7 @@ import { guardJson, ticketJson } from "./ticket-codec.js";
 import { keyLayout } from "./ticket-keys.js";
 
 const keys = keyLayout("scoped");
+
 import { type TicketsMirror, ticketsDecoder } from "./tickets-view.js";
 
 const NOW = T0;
@@ -50,7 +51,8 @@ async function setup(): Promise<{ bucket: KvBucket; mirror: TicketsMirror }> {
   return { bucket, mirror };
 }
 
-const put = (b: KvBucket, t: Ticket) => b.put(keys.ticket({ provider: "flip", ticketId: t.ticketId }), encodeJson(ticketJson(t)));
+const put = (b: KvBucket, t: Ticket) =>
+  b.put(keys.ticket({ provider: "flip", ticketId: t.ticketId }), encodeJson(ticketJson(t)));
 
 describe("a warm ticket confirming itself", () => {
   it("counts a decision's ticket written after it, even once the copy has seen that write", async () => {

@@ -19,7 +19,10 @@ export class FreshCopies {
    */
   async refresh(provider: string, since: number): Promise<void> {
     const { copies, providers } = this.o;
-    await Promise.all([copies.of(provider).fresh(since, this.decideAgeMs), providers.fresh(this.decideAgeMs)]);
+    await Promise.all([
+      copies.of(provider).fresh(since, this.decideAgeMs),
+      providers.fresh(this.decideAgeMs),
+    ]);
   }
 
   /**

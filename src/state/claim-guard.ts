@@ -84,17 +84,20 @@ export async function readGuard(keys: KeyLayout, bucket: KvBucket, provider: str
 }
 
 /**
- * The guard value listing `decided`, dropping claims from the end until it fits the bucket's
- * value limit; the dropped ones (in order) wait for the next round.
+ * The guard value listing the `carried` tickets of earlier decisions not seen yet and `decided`,
+ * dropping claims from the end until it fits the bucket's value limit; the dropped ones (in
+ * order) wait for the next round.
  */
 export function guardValue<T extends { ticket: Ticket }>(
   bucket: KvBucket,
   decided: T[],
   stateRevision: number,
+  carried: readonly Ticket[] = [],
 ): { value: Uint8Array; deferred: T[] } {
   const limit = bucket.settings.maxValueBytes;
   const maxBytes = limit > 0 ? limit - GUARD_HEADROOM_BYTES : Number.POSITIVE_INFINITY;
-  const encode = () => encodeJson(guardJson({ pending: decided.map((p) => p.ticket), stateRevision }));
+  const encode = () =>
+    encodeJson(guardJson({ pending: [...carried, ...decided.map((p) => p.ticket)], stateRevision }));
   let value = encode();
   const deferred: T[] = [];
   while (value.byteLength > maxBytes && decided.length > 1) {

@@ -3,8 +3,8 @@
 import type { BudgetView, Ticket } from "../core/index.js";
 import type { Logger } from "../log/index.js";
 import type { KvBucket } from "./kv.js";
-import type { KeyLayout } from "./ticket-keys.js";
 import type { ProviderStateReader } from "./provider-state.js";
+import type { KeyLayout } from "./ticket-keys.js";
 import type { TicketsCopies } from "./tickets-copies.js";
 
 export interface ClaimRequest {

@@ -1,9 +1,9 @@
 // The claim protocol (docs/rules/state.md §5–§9): an atomic decision per provider over KV
-// compare-and-set, without transactions. Each provider has a guard key, `_claim__<provider>`,
-// listing the tickets of the last decision on it. A claim reads fresh copies of provider state
-// and tickets, counts the guard's tickets not written yet, decides with core's budget, writes
-// those tickets for their holder if needed, then compare-and-sets the guard to its own
-// decision and only then writes its own ticket. A lost CAS means another decision came first:
+// compare-and-set, without transactions. Each provider has a guard key (`g.<provider>.claim`,
+// or Kubemoot's layout's `_claim__<provider>`) listing the tickets of the last decision on it.
+// A claim reads fresh copies of provider state and tickets, counts the guard's tickets not
+// written yet, decides with core's budget, then compare-and-sets the guard to its own decision
+// (carrying those unwritten tickets along) and only then writes its own ticket. A lost CAS means another decision came first:
 // retry after a jitter that favours claims that lost more often. Claims queued in one process
 // for one provider are decided together (one CAS per batch, one batch in flight). A warm claim
 // (no victims, model resident) takes no room and skips the guard. docs/rules/state.md §7
@@ -164,7 +164,7 @@ export class ClaimEngine {
   }
 
   /**
-   * One read–decide–help–commit round for a batch. Returns the claims to retry (after a lost
+   * One read–decide–commit round for a batch. Returns the claims to retry (after a lost
    * CAS) with the guard just read back, or an empty list when all were settled.
    */
   private async attempt(
@@ -180,16 +180,20 @@ export class ClaimEngine {
     let since = Number.NEGATIVE_INFINITY;
     for (const p of batch) if (Object.keys(p.ticket.evicts).length > 0) since = Math.max(since, p.since);
     // Read: both copies current, and the last decision's tickets given a moment to arrive
-    // (they are written right after its guard) before we would write them ourselves.
+    // (they are written right after its guard) before we would carry them in our guard.
     let waited = false;
     for (let round = 0; ; round++) {
       await this.fresh.refresh(provider, since);
       if (!waited) {
         waited = true;
         const g = pickGuard(this.o.keys, mirror, provider, authoritative);
-        const others = unseenPending(this.o.keys, mirror, provider, g, this.o.now() - this.o.leaseGraceMs).filter(
-          (t) => !this.written.has(t.ticketId),
-        );
+        const others = unseenPending(
+          this.o.keys,
+          mirror,
+          provider,
+          g,
+          this.o.now() - this.o.leaseGraceMs,
+        ).filter((t) => !this.written.has(t.ticketId));
         if (others.length > 0) {
           const keys = others.map((t) => this.o.keys.ticket(t));
           await mirror.waitFor(() => keys.every((k) => mirror.knows(k)), this.helpWaitMs);
@@ -228,10 +232,12 @@ export class ClaimEngine {
     const state = providers.peek(provider);
     const guard = pickGuard(this.o.keys, mirror, provider, authoritative);
     const residencies = providerResidencies(mirror, provider);
-    // Pending tickets of the last decision that the copy has never seen are not written yet.
-    const missing = unseenPending(this.o.keys, mirror, provider, guard, liveNow);
-    const view = [...providerTickets(mirror, provider, liveNow), ...missing];
-    const toHelp = missing.filter((t) => !this.written.has(t.ticketId));
+    // Pending tickets of the last decision that the copy has never seen are not written yet:
+    // counted, and carried into this decision's guard until the copy sees them (their holder
+    // writes them, or a tombstone ends them) or their lease passes. Nobody writes another's
+    // ticket: a holder may write only its own namespace's keys (docs/rules/state.md §6, step 3).
+    const carried = unseenPending(this.o.keys, mirror, provider, guard, liveNow);
+    const view = [...providerTickets(mirror, provider, liveNow), ...carried];
 
     if (state === undefined) {
       for (const p of batch) p.resolve({ ok: false, reason: "provider-unknown", stats: stats(p) });
@@ -276,11 +282,9 @@ export class ClaimEngine {
     const open = decided;
     // Keep the guard value under the bucket's size limit; the rest waits for the next round.
     const stateRevisionRead = providers.revisionOf(provider);
-    const { value, deferred } = guardValue(bucket, open, stateRevisionRead);
+    const { value, deferred } = guardValue(bucket, open, stateRevisionRead, carried);
     if (deferred.length > 0) this.queues.get(provider)?.unshift(...deferred);
     if (open.length === 0) return { retry: [], guard: null };
-
-    await this.writeInOrder(toHelp);
 
     let committed: number;
     try {
@@ -325,7 +329,11 @@ export class ClaimEngine {
     // without waiting for the copy to deliver it back (saves a lost CAS against ourselves).
     return {
       retry,
-      guard: { revision: committed, pending: open.map((p) => p.ticket), stateRevision: stateRevisionRead },
+      guard: {
+        revision: committed,
+        pending: [...carried, ...open.map((p) => p.ticket)],
+        stateRevision: stateRevisionRead,
+      },
     };
   }
 
@@ -356,7 +364,7 @@ export class ClaimEngine {
     this.o.onWithdraw?.();
     await Promise.all(
       withdrawn.map(async (p) => {
-        // Never helped into being by us; a helper elsewhere that wrote it first is undone here.
+        // Withdrawn before we wrote it: the tombstone keeps it from ever being written.
         this.written.add(p.ticket.ticketId);
         await this.o.tickets.delete(this.o.keys.ticket(p.ticket));
         p.ticket.ticketId = randomUUID();
@@ -409,7 +417,7 @@ export class ClaimEngine {
     } catch (err) {
       if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
     }
-    // Known written (by us or by someone before us): never worth helping again.
+    // Known written: no decision needs to wait for it.
     this.written.add(t.ticketId);
     if (this.written.size > 4096) this.written.delete(this.written.values().next().value as string);
   }

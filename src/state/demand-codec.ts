@@ -1,13 +1,7 @@
 // Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): values read tolerantly by
 // the kind their key names (the keys themselves are the layout's: ticket-keys.ts).
 
-import {
-  type DemandEntry,
-  type IntentEntry,
-  type SelEntry,
-  type UseEntry,
-  type WaitEntry,
-} from "../core/index.js";
+import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/index.js";
 import { isObject, num, str, strings } from "./json-fields.js";
 
 /**

@@ -30,37 +30,40 @@ describe("demand board", () => {
   it.each([
     ["kubemoot", "wait.qwen2_2e5_3a14b.ns_2fagent", "intent.m1.ns_2fagent", "sel.ns_2fcrew.ns_2fagent"],
     ["scoped", "wait.qwen2_2e5_3a14b.ns.agent", "intent.m1.ns.agent", "sel.ns.ns_2fcrew.agent"],
-  ] as const)("writes the %s layout's keys and Kubemoot's values", async (layout, waitKey, intentKey, selKey) => {
-    const { clock, store, bucket } = await setup(layout);
-    await store.demand.putWait("qwen2.5:14b", "ns/agent");
-    const w = decodeJson((await bucket.get(waitKey))!.value);
-    expect(w).toEqual({
-      kind: "wait",
-      model: "qwen2.5:14b",
-      agent: "ns/agent",
-      expiresAt: clock.ms + 600_000,
-    });
-    await store.demand.putIntents("ns/agent", "t1", ["m1", "m1"]);
-    const i = decodeJson((await bucket.get(intentKey))!.value);
-    expect(i).toEqual({
-      kind: "intent",
-      model: "m1",
-      agent: "ns/agent",
-      thread: "t1",
-      expiresAt: clock.ms + 180_000,
-    });
-    await store.demand.recordUse("m1", "ns/agent");
-    expect(await bucket.get("use.m1")).not.toBeNull();
-    await store.demand.recordSelection("ns/crew", "ns/agent", ["m1", "m2"]);
-    const s = decodeJson((await bucket.get(selKey))!.value);
-    expect(s).toEqual({
-      kind: "sel",
-      rate: 1,
-      updatedAt: clock.ms,
-      expiresAt: clock.ms + 6 * 3_600_000,
-      models: ["m1", "m2"],
-    });
-  });
+  ] as const)(
+    "writes the %s layout's keys and Kubemoot's values",
+    async (layout, waitKey, intentKey, selKey) => {
+      const { clock, store, bucket } = await setup(layout);
+      await store.demand.putWait("qwen2.5:14b", "ns/agent");
+      const w = decodeJson((await bucket.get(waitKey))!.value);
+      expect(w).toEqual({
+        kind: "wait",
+        model: "qwen2.5:14b",
+        agent: "ns/agent",
+        expiresAt: clock.ms + 600_000,
+      });
+      await store.demand.putIntents("ns/agent", "t1", ["m1", "m1"]);
+      const i = decodeJson((await bucket.get(intentKey))!.value);
+      expect(i).toEqual({
+        kind: "intent",
+        model: "m1",
+        agent: "ns/agent",
+        thread: "t1",
+        expiresAt: clock.ms + 180_000,
+      });
+      await store.demand.recordUse("m1", "ns/agent");
+      expect(await bucket.get("use.m1")).not.toBeNull();
+      await store.demand.recordSelection("ns/crew", "ns/agent", ["m1", "m2"]);
+      const s = decodeJson((await bucket.get(selKey))!.value);
+      expect(s).toEqual({
+        kind: "sel",
+        rate: 1,
+        updatedAt: clock.ms,
+        expiresAt: clock.ms + 6 * 3_600_000,
+        models: ["m1", "m2"],
+      });
+    },
+  );
 
   it("decays rates with a 10-minute half-life and adds one per event", async () => {
     const { clock, store } = await setup();

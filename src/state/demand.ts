@@ -19,9 +19,9 @@ import {
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { parseDemand } from "./demand-codec.js";
-import type { KeyLayout } from "./ticket-keys.js";
 import { decodeJson, encodeJson, type KvBucket, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
+import type { KeyLayout } from "./ticket-keys.js";
 
 export type DemandMirror = BucketMirror<DemandEntry>;
 
@@ -97,7 +97,9 @@ export class DemandBoard {
     const entries = [...new Set(models)].map(
       (model): IntentEntry => ({ kind: "intent", model, agent, thread, expiresAt }),
     );
-    await Promise.all(entries.map((e) => this.o.bucket.put(this.o.keys.intent(e.model, agent), encodeJson(e))));
+    await Promise.all(
+      entries.map((e) => this.o.bucket.put(this.o.keys.intent(e.model, agent), encodeJson(e))),
+    );
     return entries;
   }
 

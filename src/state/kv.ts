@@ -77,6 +77,8 @@ export interface KvBucket {
    * revision among them, or 0 when there is none.
    */
   headRevision(filter?: string): Promise<number>;
+  /** The newest revision (a value or a tombstone) among the keys `filter` matches, or null. */
+  last(filter: string): Promise<KvEntry | null>;
 }
 
 /** Connection state of a store, so readers can say "unavailable" instead of "empty". */

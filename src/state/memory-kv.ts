@@ -171,6 +171,14 @@ class MemoryBucket implements KvBucket {
     return last;
   }
 
+  async last(filter: string): Promise<KvEntry | null> {
+    this.assertOnline();
+    this.expire();
+    let last: KvEntry | null = null;
+    for (const e of this.entries.values()) if (keyMatches(filter, e.key)) last = e;
+    return last;
+  }
+
   endWatches(): void {
     for (const w of this.watchers) w.queue.end();
     this.watchers.clear();

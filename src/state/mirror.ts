@@ -153,6 +153,7 @@ export class BucketMirror<T> {
       keys: (p) => b.keys(p),
       watch: (o) => b.watch(o),
       headRevision: (f) => b.headRevision(f),
+      last: (f) => b.last(f),
     };
   }
 

@@ -241,7 +241,8 @@ export class NatsBucket implements KvBucket {
     }
     const kv = this.kv;
     async function* entries(): AsyncGenerator<KvEntry> {
-      for (let r = await first; !r.done; r = await iter.next()) yield toEntry(kv.jmToWatchEntry(r.value, false));
+      for (let r = await first; !r.done; r = await iter.next())
+        yield toEntry(kv.jmToWatchEntry(r.value, false));
     }
     // One underlying iterator: every iteration of the watch continues where the last left off.
     const shared = entries();
@@ -281,15 +282,30 @@ export class NatsBucket implements KvBucket {
         const { state } = (await this.inFlight.track(this.kv.status())).streamInfo;
         return state.messages === 0 ? 0 : state.last_seq;
       }
-      // The newest message on the filter's subjects (a wildcard `last_by_subj`, answered by the
-      // stream leader): what a watch of that filter must reach.
-      const m = await this.inFlight.track(
-        this.kv.jsm.streams.getMessage(this.kv.stream, { last_by_subj: this.kv.fullKeyName(filter) }),
-      );
-      return m?.seq ?? 0;
+      return (await this.lastMessage(filter))?.seq ?? 0;
     } catch (err) {
       throw toStateError(err, this.name, `(head ${filter})`, "read");
     }
+  }
+
+  async last(filter: string): Promise<KvEntry | null> {
+    this.check();
+    try {
+      const m = await this.lastMessage(filter);
+      return m === null ? null : toEntry(this.kv.smToEntry(m));
+    } catch (err) {
+      throw toStateError(err, this.name, `(last ${filter})`, "read");
+    }
+  }
+
+  /**
+   * The newest message on the filter's subjects (a wildcard `last_by_subj`, answered by the
+   * stream leader): what a watch of that filter must reach.
+   */
+  private lastMessage(filter: string) {
+    return this.inFlight.track(
+      this.kv.jsm.streams.getMessage(this.kv.stream, { last_by_subj: this.kv.fullKeyName(filter) }),
+    );
   }
 
   private check(key?: string, value?: Uint8Array): void {

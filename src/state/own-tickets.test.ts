@@ -11,6 +11,7 @@ import { keyLayout } from "./ticket-keys.js";
 import { TicketsCopies } from "./tickets-copies.js";
 
 const keys = keyLayout("scoped");
+
 import { type TicketsValue, ticketsDecoder } from "./tickets-view.js";
 
 const mirrors: BucketMirror<TicketsValue>[] = [];

@@ -37,7 +37,8 @@ export class OwnTickets {
     this.granted.delete(key);
     this.released.set(t.ticketId, { key, provider: t.provider });
     if (this.released.size > RELEASED_SWEEP_AT) {
-      for (const [id, r] of this.released) if (!this.copies.ofKey(r.key)?.holdsLive(r.key)) this.released.delete(id);
+      for (const [id, r] of this.released)
+        if (!this.copies.ofKey(r.key)?.holdsLive(r.key)) this.released.delete(id);
     }
   }
 

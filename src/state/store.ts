@@ -46,6 +46,11 @@ export interface StateStoreOptions {
   /** How long a read waits for a watch to catch up or come back (ms); default 2000. */
   catchUpTimeoutMs?: number;
   /**
+   * How long opening waits for each bucket's first snapshot (ms); default `catchUpTimeoutMs`.
+   * A caller that retries a failed open may lengthen it (sidecar/open-state.ts).
+   */
+  firstSnapshotTimeoutMs?: number;
+  /**
    * How long the tickets copy keeps the tombstone of a released ticket no guard lists (ms);
    * default 10 000. Other tombstones stay for the bucket's TTL.
    */
@@ -189,7 +194,8 @@ async function assemble(
   });
   const mirrors = [stateMirror, demandMirror];
   try {
-    await Promise.all([...mirrors.map((m) => m.start()), copies.start()]);
+    const first = options.firstSnapshotTimeoutMs;
+    await Promise.all([...mirrors.map((m) => m.start(first)), copies.start(first)]);
   } catch (err) {
     for (const m of mirrors) m.close();
     copies.close();

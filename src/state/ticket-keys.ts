@@ -38,6 +38,8 @@ export interface KeyLayout {
   providerOf(key: string): string | undefined;
   /** A watch filter matching exactly one provider's keys; undefined when the layout has none. */
   providerFilter(provider: string): string | undefined;
+  /** A filter matching a ticket by id on any provider; undefined when the layout has none. */
+  ticketByIdFilter(ticketId: string): string | undefined;
   wait(model: string, agent: string): string;
   intent(model: string, agent: string): string;
   use(model: string): string;
@@ -110,6 +112,7 @@ const kubemootLayout: KeyLayout = {
     return k.kind === "foreign" ? undefined : k.provider;
   },
   providerFilter: () => undefined,
+  ticketByIdFilter: () => undefined,
   wait: (model, agent) => `wait.${kvToken(model)}.${kvToken(agent)}`,
   intent: (model, agent) => `intent.${kvToken(model)}.${kvToken(agent)}`,
   use: (model) => `use.${kvToken(model)}`,
@@ -124,7 +127,9 @@ function parseScoped(key: string): TicketsKey {
   if (provider === undefined || provider === "") return { kind: "foreign" };
   switch (t[0]) {
     case "t":
-      return t.length === 4 && t[3] !== "" ? { kind: "ticket", provider, ticketId: t[3]! } : { kind: "foreign" };
+      return t.length === 4 && t[3] !== ""
+        ? { kind: "ticket", provider, ticketId: t[3]! }
+        : { kind: "foreign" };
     case "r":
       return t.length === 3 ? { kind: "residency", provider, modelToken: t[2]! } : { kind: "foreign" };
     case "g":
@@ -154,6 +159,8 @@ function scopedLayout(holderId: string): KeyLayout {
       return k.kind === "foreign" ? undefined : k.provider;
     },
     providerFilter: (provider) => `*.${p(provider)}.>`,
+    // Ids are UUIDs; anything else (a wildcard above all) matches no ticket.
+    ticketByIdFilter: (ticketId) => (/^[A-Za-z0-9-]+$/.test(ticketId) ? `t.*.*.${ticketId}` : undefined),
     wait: (model, agent) => `wait.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
     intent: (model, agent) => `intent.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
     use: (model) => `use.${kvToken(model)}`,

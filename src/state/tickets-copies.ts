@@ -150,6 +150,7 @@ export class TicketsCopies {
       keys: (p) => bucket.keys(p),
       watch: (o) => bucket.watch(o),
       headRevision: (f) => bucket.headRevision(f),
+      last: (f) => bucket.last(f),
     };
   }
 
@@ -203,6 +204,9 @@ export class TicketsCopies {
 export function offers(s: ProviderState, model: string): boolean {
   const disk = s.availableModelFootprintsMiB ?? {};
   const loaded = s.loadedModelFootprintsMiB ?? {};
-  if (Object.hasOwn(disk, model) || Object.hasOwn(loaded, model) || s.loadedModels?.includes(model)) return true;
-  return Object.keys(disk).length === 0 && Object.keys(loaded).length === 0 && (s.loadedModels?.length ?? 0) === 0;
+  if (Object.hasOwn(disk, model) || Object.hasOwn(loaded, model) || s.loadedModels?.includes(model))
+    return true;
+  return (
+    Object.keys(disk).length === 0 && Object.keys(loaded).length === 0 && (s.loadedModels?.length ?? 0) === 0
+  );
 }

@@ -314,7 +314,7 @@ describe("leases", () => {
 });
 
 describe("the guard's pending tickets", () => {
-  it("counts and writes a decided ticket whose holder died before writing it", async () => {
+  it("counts a decided ticket whose holder died before writing it, and carries it in its own guard", async () => {
     const { store, bucket } = await setup();
     await store.providerWriter.publish(providerState("rig1", { totalVramMiB: 16384 }));
     const orphan = {
@@ -332,10 +332,19 @@ describe("the guard's pending tickets", () => {
     await bucket.update(keys.guard("rig1"), encodeJson({ v: 1, pending: [orphan] }), 0);
     const b = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
     expect(b.ok).toBe(false);
-    // Refusals do not commit, so nothing was written yet; a grant helps the orphan out first.
+    // A grant commits a guard that still lists the orphan beside its own ticket: nobody writes
+    // another holder's ticket (it may be another namespace's), and the next decision counts it.
     const c = await store.tickets.claim({ provider: "rig1", model: "small", modelFootprintMiB: 1000 });
     expect(c.ok).toBe(true);
-    expect(await bucket.get(keys.ticket({ provider: "rig1", ticketId: orphan.ticketId }))).not.toBeNull();
+    expect(await bucket.get(keys.ticket({ ...orphan }))).toBeNull();
+    const g = decodeJson((await bucket.get(keys.guard("rig1")))!.value) as {
+      pending: { ticketId: string }[];
+    };
+    expect(g.pending.map((t) => t.ticketId).sort()).toEqual(
+      [orphan.ticketId, c.ok ? c.ticket.ticketId : ""].sort(),
+    );
+    const d = await store.tickets.claim({ provider: "rig1", model: "m2", modelFootprintMiB: 10000 });
+    expect(d.ok).toBe(false);
   });
 
   it("never brings back a pending ticket its holder released before writing it", async () => {

@@ -23,6 +23,8 @@ import { providerResidencies, providerTickets } from "./tickets-view.js";
 export interface TicketRef {
   provider: string;
   ticketId: string;
+  /** Its holder, when known: its key is in the holder's namespace (default: this process's). */
+  holderId?: string;
 }
 
 /** One provider as a claim would see it now. */
@@ -229,6 +231,28 @@ export class TicketBook {
     for (const t of this.engine.mine.unseen())
       if (t.expiresAt === undefined || t.expiresAt > now) tickets.push(t);
     return { tickets, residencies, suspects };
+  }
+
+  /**
+   * A live ticket by id, on any provider (a restarted sidecar ends its predecessor's tickets):
+   * from the copies, else, where the layout can name it, read from the bucket itself.
+   */
+  async find(ticketId: string): Promise<Ticket | undefined> {
+    const now = this.o.now();
+    for (const t of (await this.everything()).tickets) if (t.ticketId === ticketId) return t;
+    const filter = this.o.keys.ticketByIdFilter(ticketId);
+    if (filter === undefined || !this.copies.scoped) return undefined;
+    const e = await this.bucket.last(filter);
+    if (e === null || e.operation !== "PUT") return undefined;
+    const k = this.o.keys.parse(e.key);
+    if (k.kind !== "ticket") return undefined;
+    let t: Ticket | undefined;
+    try {
+      t = parseTicket(decodeJson(e.value), k);
+    } catch {
+      return undefined;
+    }
+    return t !== undefined && (t.expiresAt === undefined || t.expiresAt > now) ? t : undefined;
   }
 
   /** Live tickets of every provider, grouped by provider. */

@@ -13,6 +13,7 @@ import { guardJson, residencyJson, ticketJson } from "./ticket-codec.js";
 import { keyLayout } from "./ticket-keys.js";
 
 const keys = keyLayout("scoped");
+
 import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
 
 const KEEP_MS = 10_000;

@@ -46,6 +46,8 @@ export function helmPath(): string {
 export interface RenderOptions {
   valuesFiles?: string[];
   set?: string[];
+  /** `--set-json` values (a list or a string taken as is, where --set would split or parse it). */
+  setJson?: string[];
   namespace?: string;
   includeCrds?: boolean;
 }
@@ -55,6 +57,7 @@ function helmArgs(o: RenderOptions): string[] {
   if (o.includeCrds ?? true) args.push("--include-crds");
   for (const f of o.valuesFiles ?? []) args.push("-f", join(ROOT, f));
   for (const s of o.set ?? []) args.push("--set", s);
+  for (const s of o.setJson ?? []) args.push("--set-json", s);
   return args;
 }
 

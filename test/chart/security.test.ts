@@ -3,6 +3,7 @@
 // users per role, TopologySource credential Secrets readable only in the release namespace
 // through a Role, and NetworkPolicies for the operator and the webhook.
 import { beforeAll, describe, expect, it } from "vitest";
+import { injectSidecar, type PodLike, parseInjectionOptions } from "../../src/operator/webhook/index.js";
 import { type K8sObject, renderChart, renderError } from "./render.js";
 import { ObjectValidator } from "./validate.js";
 
@@ -31,6 +32,54 @@ const only = (objs: K8sObject[], kind: string) => objs.filter((o) => o.kind === 
 const named = (objs: K8sObject[], kind: string, suffix: string) =>
   objs.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
 
+const pub = (u: NatsUser) => u.permissions.publish.allow;
+const BUCKETS = ["kubemoot_provider_state", "kubemoot_provider_tickets", "kubemoot_model_demand"];
+
+/** What a sidecar user of `namespaces` may publish to in the scoped key layout, in the chart's order. */
+function scopedWrites(namespaces: string[]): string[] {
+  const t = "$KV.kubemoot_provider_tickets";
+  const d = "$KV.kubemoot_model_demand";
+  return [
+    ...namespaces.map((n) => `${t}.t.*.${n}.>`),
+    `${t}.g.*.claim`,
+    `${t}.r.*.*`,
+    `${t}.s.*.suspect`,
+    ...namespaces.flatMap((n) => [`${d}.wait.*.${n}.*`, `${d}.intent.*.${n}.*`, `${d}.sel.${n}.*.*`]),
+    `${d}.use.*`,
+  ];
+}
+
+function usersOf(objs: K8sObject[]): NatsUser[] {
+  const secret = named(objs, "Secret", "-nats-authorization") as K8sObject & {
+    stringData: Record<string, string>;
+  };
+  return JSON.parse(secret.stringData["users.json"]!) as NatsUser[];
+}
+
+type EnvList = { name: string; value?: string }[];
+function operatorEnv(objs: K8sObject[]): Record<string, string | undefined> {
+  const d = only(objs, "Deployment")[0] as K8sObject & {
+    spec: { template: { spec: { containers: { env: EnvList }[] } } };
+  };
+  return Object.fromEntries(d.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+}
+
+/** The env of the sidecar the webhook injects with the chart's sidecar.json. */
+function injectedEnv(objs: K8sObject[]): Record<string, string | undefined> {
+  const cm = named(objs, "ConfigMap", "-sidecar") as K8sObject & { data: Record<string, string> };
+  const options = parseInjectionOptions(JSON.parse(cm.data["sidecar.json"]!), "sidecar.json");
+  const pod: PodLike = {
+    metadata: { namespace: "crew-a", labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "a" } },
+    spec: { containers: [{ name: "agent", image: "agent:1" }] },
+  };
+  const r = injectSidecar(pod, { namespace: "crew-a", name: "a", env: {} }, options);
+  const add = r.patch.find((op) => (op as { path: string }).path.startsWith("/spec/initContainers")) as
+    | { value: { env: EnvList } | { env: EnvList }[] }
+    | undefined;
+  const container = Array.isArray(add!.value) ? add!.value[0]! : add!.value;
+  return Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+}
+
 let validator: ObjectValidator;
 async function expectValid(objs: K8sObject[]): Promise<void> {
   expect((await Promise.all(objs.map((o) => validator.validate(o)))).flat()).toEqual([]);
@@ -57,10 +106,7 @@ describe("least-privilege NATS users", () => {
   let users: NatsUser[];
   beforeAll(() => {
     objs = renderChart({ set, includeCrds: false });
-    const secret = named(objs, "Secret", "-nats-authorization") as K8sObject & {
-      stringData: Record<string, string>;
-    };
-    users = JSON.parse(secret.stringData["users.json"]!) as NatsUser[];
+    users = usersOf(objs);
   });
 
   it("renders valid objects", async () => {
@@ -70,29 +116,56 @@ describe("least-privilege NATS users", () => {
   it("one user per role: only the operator writes provider state and creates buckets", () => {
     expect(users.map((u) => u.nkey)).toEqual([OP_NKEY, SC_NKEY, SC2_NKEY]);
     const [op, ...sidecars] = users;
-    const pub = (u: NatsUser) => u.permissions.publish.allow;
     expect(pub(op!)).toContain("$KV.kubemoot_provider_state.>");
     expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual(["$KV.kubemoot_provider_state.>"]);
     expect(pub(op!).filter((s) => s.includes(".STREAM.CREATE."))).toHaveLength(3);
     for (const u of sidecars) {
-      expect(
-        pub(u)
-          .filter((s) => s.startsWith("$KV."))
-          .sort(),
-      ).toEqual(["$KV.kubemoot_model_demand.>", "$KV.kubemoot_provider_tickets.>"]);
+      expect(pub(u).filter((s) => s.includes("kubemoot_provider_state") && !s.startsWith("$JS."))).toEqual(
+        [],
+      );
+      expect(pub(u).filter((s) => s.includes(".STREAM.CREATE."))).toEqual([]);
       expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
     }
     for (const u of users) {
       for (const s of pub(u)) {
         // No wildcard outside one bucket's own subjects, and nothing that deletes or purges.
         expect(s, s).toMatch(
-          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.>)$/,
+          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>))$/,
         );
         expect(s).not.toMatch(/DELETE\.KV_[^.]+$|PURGE|STREAM\.UPDATE|STREAM\.DELETE|MSG\.DELETE/);
       }
     }
   });
 
+  it("every user reads the three buckets through the JetStream API, pull consumers' MSG.NEXT included", () => {
+    const reads = BUCKETS.flatMap((b) => [
+      `$JS.API.STREAM.INFO.KV_${b}`,
+      `$JS.API.STREAM.MSG.GET.KV_${b}`,
+      `$JS.API.CONSUMER.CREATE.KV_${b}.>`,
+      `$JS.API.CONSUMER.MSG.NEXT.KV_${b}.>`,
+      `$JS.FC.KV_${b}.>`,
+    ]);
+    for (const u of users) {
+      expect(pub(u).filter((s) => s.startsWith("$JS.") && !s.includes(".STREAM.CREATE."))).toEqual([
+        "$JS.API.INFO",
+        ...reads,
+      ]);
+    }
+  });
+
+  it("scoped layout (the default): a sidecar user writes only its namespaces' tickets and demand, and the shared keys", () => {
+    const writes = (u: NatsUser) => pub(u).filter((s) => s.startsWith("$KV."));
+    expect(writes(users[1]!)).toEqual(scopedWrites(["crew-a", "crew-b"]));
+    expect(writes(users[2]!)).toEqual(scopedWrites(["crew-c"]));
+    // Nothing of another namespace, and no bucket-wide write.
+    expect(writes(users[2]!).filter((s) => /crew-[ab]/.test(s) || s.endsWith("_tickets.>"))).toEqual([]);
+    expect(writes(users[1]!).filter((s) => s.endsWith("_demand.>") || s.endsWith("_tickets.>"))).toEqual([]);
+  });
+
+  it("the key layout reaches the operator's container and, through the webhook, every sidecar", () => {
+    expect(operatorEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("scoped");
+    expect(injectedEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("scoped");
+  });
   it("the authorization snippet carries the same users", () => {
     const secret = named(objs, "Secret", "-nats-authorization") as K8sObject & {
       stringData: Record<string, string>;
@@ -148,6 +221,79 @@ describe("least-privilege NATS users", () => {
       }),
     ).toMatch(/needs sidecar\.natsSecret\.name/);
     expect(renderError({ set: ["nats.auth.operator.nkey=not-a-key"] })).toMatch(/nkey/);
+  });
+});
+
+describe("NATS key layouts and sidecar namespaces", () => {
+  const base = [
+    "nats.auth.enabled=true",
+    `nats.auth.operator.nkey=${OP_NKEY}`,
+    `nats.auth.sidecars[0].nkey=${SC_NKEY}`,
+    "nats.auth.sidecars[0].namespaces={crew-a}",
+  ];
+
+  it("nats.keyLayout=kubemoot: sidecar users keep bucket-wide writes; operator and sidecars get the layout", async () => {
+    const objs = renderChart({ set: [...base, "nats.keyLayout=kubemoot"], includeCrds: false });
+    await expectValid(objs);
+    const [op, sidecar] = usersOf(objs);
+    expect(pub(sidecar!).filter((s) => s.startsWith("$KV."))).toEqual([
+      "$KV.kubemoot_provider_tickets.>",
+      "$KV.kubemoot_model_demand.>",
+    ]);
+    expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual(["$KV.kubemoot_provider_state.>"]);
+    // The reads do not depend on the layout.
+    expect(pub(sidecar!).filter((s) => s.includes("MSG.NEXT"))).toHaveLength(3);
+    expect(operatorEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
+    expect(injectedEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
+  });
+
+  it("without nats.auth the layout still reaches the operator and the sidecars", () => {
+    const objs = renderChart({ set: ["nats.keyLayout=kubemoot"], includeCrds: false });
+    expect(named(objs, "Secret", "-nats-authorization")).toBeUndefined();
+    expect(operatorEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
+    expect(injectedEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
+  });
+
+  it.each([
+    ["Crew-A", "uppercase"],
+    ["crew.a", "a dot (a subject token separator)"],
+    ["crew_a", "an underscore"],
+    ["-crew", "a leading dash"],
+    ["*", "a subject wildcard"],
+    [`c${"x".repeat(63)}`, "64 characters"],
+  ])("the schema refuses sidecar namespace %j (%s)", (ns) => {
+    const err = renderError({
+      set: [
+        "nats.auth.enabled=true",
+        `nats.auth.operator.nkey=${OP_NKEY}`,
+        `nats.auth.sidecars[0].nkey=${SC_NKEY}`,
+      ],
+      // --set would split a list on commas and parse the value; a JSON list is taken as is.
+      setJson: [`nats.auth.sidecars[0].namespaces=${JSON.stringify([ns])}`],
+    });
+    expect(err).toMatch(/values don't meet the specifications of the schema/);
+    expect(err).toMatch(/namespaces/);
+  });
+
+  it("the schema refuses a sidecar user without namespaces, a repeated namespace and an unknown layout", () => {
+    expect(
+      renderError({ set: [...base.slice(0, 3)], setJson: ["nats.auth.sidecars[0].namespaces=[]"] }),
+    ).toMatch(/namespaces/);
+    expect(
+      renderError({ set: [...base.slice(0, 3)], setJson: ['nats.auth.sidecars[0].namespaces=["a","a"]'] }),
+    ).toMatch(/namespaces/);
+    expect(renderError({ set: [...base, "nats.keyLayout=flat"] })).toMatch(/keyLayout/);
+  });
+
+  it("the layout is set by nats.keyLayout only, not by either extraEnv", () => {
+    for (const key of ["operator", "sidecar"]) {
+      expect(
+        renderError({
+          set: [`${key}.extraEnv[0].name=KUBEMOOT_KEY_LAYOUT`, `${key}.extraEnv[0].value=kubemoot`],
+        }),
+        key,
+      ).toMatch(/nats\.keyLayout/);
+    }
   });
 });
 

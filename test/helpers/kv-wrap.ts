@@ -28,7 +28,8 @@ export function wrapBucket(b: KvBucket, over: Partial<KvBucket>): KvBucket {
     delete: (k, o) => b.delete(k, o),
     keys: (p) => b.keys(p),
     watch: (o) => b.watch(o),
-    headRevision: () => b.headRevision(),
+    headRevision: (f) => b.headRevision(f),
+    last: (f) => b.last(f),
     ...over,
   };
 }

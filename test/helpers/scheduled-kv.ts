@@ -29,7 +29,8 @@ export function scheduledStore(inner: KvStore, s: fc.Scheduler, gate: { on: bool
       delete: (k, o) => hop(`delete ${k}`, () => b.delete(k, o)),
       keys: (p) => hop("keys", () => b.keys(p)),
       watch: (o) => b.watch(o),
-      headRevision: () => hop("head", () => b.headRevision()),
+      headRevision: (f) => hop("head", () => b.headRevision(f)),
+      last: (f) => hop(`last ${f}`, () => b.last(f)),
     };
   };
   return {

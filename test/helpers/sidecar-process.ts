@@ -1,5 +1,7 @@
-// Runs the built CLI's `sidecar` as a real child process and waits until its API listens.
-// Tests build dist/ first (`npm test` does); a missing build fails with a clear message.
+// Runs the built CLI's `sidecar` as a real child process and waits until it is started (its
+// shared state open, every port listening) or, when asked, only until its API and health ports
+// listen (docs/deploy.md "Start-up and readiness"). Tests build dist/ first (`npm test` does);
+// a missing build fails with a clear message.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -43,8 +45,12 @@ export interface SidecarProcess {
   readonly proc: ChildProcess;
   readonly apiUrl: string;
   readonly apiAddress: string;
-  /** "host:port" of the local proxy; empty when it is disabled. */
+  /** "host:port" of the health-only port; empty without --health-listen. */
+  readonly healthAddress: string;
+  /** "host:port" of the local proxy; empty when it is disabled (or not started yet: `until: "listening"`). */
   readonly proxyAddress: string;
+  /** The exit code once the process has exited (null: killed by a signal); resolves only then. */
+  readonly exited: Promise<number | null>;
   output(): string;
   /** SIGTERM; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -55,9 +61,20 @@ process.once("exit", () => {
   for (const p of live) p.kill("SIGKILL");
 });
 
+export interface StartSidecarOptions {
+  /**
+   * "started" (default): wait for the line printed once the shared state is open and every port
+   * listens; "listening": only for the line printed when the API and health ports listen.
+   */
+  until?: "started" | "listening";
+  /** How long to wait for that line (ms); default 20 000. */
+  timeoutMs?: number;
+}
+
 export async function startSidecarProcess(
   args: string[],
   env: Record<string, string> = {},
+  options: StartSidecarOptions = {},
 ): Promise<SidecarProcess> {
   assertBuilt();
   const proc = spawn(process.execPath, [bin, "sidecar", "--listen", "127.0.0.1:0", ...args], {
@@ -79,10 +96,16 @@ export async function startSidecarProcess(
       resolve(code);
     }),
   );
+  const line = options.until === "listening" ? /API listening on ([^\s,;]+)/ : /API on ([^\s,]+)/;
+  const timeoutMs = options.timeoutMs ?? 20_000;
   const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sidecar did not start in 20 s:\n${out}`)), 20_000);
+    // A sidecar that is not ready keeps retrying: one that did not start in time is stopped.
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`sidecar did not start in ${timeoutMs / 1000} s:\n${out}`));
+    }, timeoutMs);
     const onData = () => {
-      const m = /API on ([^\s,]+)/.exec(out);
+      const m = line.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -98,7 +121,9 @@ export async function startSidecarProcess(
     proc,
     apiAddress: address,
     apiUrl: `http://${address}`,
+    healthAddress: /health (?:listening )?on ([^\s,;]+)/.exec(out)?.[1] ?? "",
     proxyAddress: /proxy on (\S+)/.exec(out)?.[1] ?? "",
+    exited,
     output: () => out,
     async stop(signal = "SIGTERM") {
       if (proc.exitCode !== null) return proc.exitCode;

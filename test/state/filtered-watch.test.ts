@@ -40,7 +40,8 @@ describe("a store following its candidates' providers", () => {
   /** Tickets the sidecar's copies hold, per provider. */
   async function seen(models: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const t of (await sidecar.tickets.everything(models)).tickets) out.set(t.provider, (out.get(t.provider) ?? 0) + 1);
+    for (const t of (await sidecar.tickets.everything(models)).tickets)
+      out.set(t.provider, (out.get(t.provider) ?? 0) + 1);
     return out;
   }
 
@@ -90,7 +91,9 @@ describe("a store following its candidates' providers", () => {
         availableModelFootprintsMiB: { [modelOf("gpu-2")]: 1000, [m]: 1000 },
       }),
     );
-    await waitUntil(async () => (await sidecar.providers.get("gpu-2"))?.availableModelFootprintsMiB[m] === 1000);
+    await waitUntil(
+      async () => (await sidecar.providers.get("gpu-2"))?.availableModelFootprintsMiB[m] === 1000,
+    );
     expect((await seen([m])).get("gpu-2")).toBe(1);
   });
 

@@ -12,8 +12,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import {
-  classifyTicketsKey,
   type ContentionBuckets,
+  classifyTicketsKey,
   prepareBuckets,
   Referee,
   startRacers,
@@ -74,9 +74,7 @@ it("a warm claim on a stale belief never coexists with a load that took its room
               .replace(/"ticketId":"(.{8})[^"]*"/g, "$1")
               .slice(0, 200)
           : "";
-      history.push(
-        `r${e.revision} ${e.operation} ${flipTicket ? shortId : e.key} ${v}`,
-      );
+      history.push(`r${e.revision} ${e.operation} ${flipTicket ? shortId : e.key} ${v}`);
     }
     if (!flipTicket) return;
     if (e.operation === "PUT") {

@@ -1,5 +1,8 @@
 // `kubemoot-scheduler sidecar` (docs/design.md §2): the scheduler API, the proxy and the
-// optional health port of one agent's sidecar, started through the SidecarHost.
+// optional health port of one agent's sidecar, started through the SidecarHost. Start-up
+// (docs/deploy.md "Start-up and readiness"): the API and health ports listen, not ready, while
+// the shared state opens with retries; a configuration error exits 2, SIGTERM or SIGINT at any
+// point exits 0.
 import { pino } from "pino";
 import { NATS_SETTINGS, SCHEDULER_SETTINGS, SETTINGS } from "../../settings/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
@@ -14,6 +17,9 @@ export const command: Command = {
   summary:
     "scheduler API (gRPC + Connect + gRPC-Web + health on one port), an optional health-only port, and the Ollama/OpenAI-compatible proxy; state in NATS KV",
   details: `Scheduling settings come from the environment (listed below; docs/settings.md has them all).
+Start-up: the API and health ports listen first, not ready (gRPC health NOT_SERVING, /readyz 503,
+RPCs UNAVAILABLE), while the shared state opens; an unreachable NATS or a slow first snapshot is
+retried with backoff (one warning per attempt), and the proxy starts once the state is open.
 SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are released, exit 0.`,
   flags: {
     listen: { type: "string", default: "127.0.0.1:50051", description: "API address", value: "HOST:PORT" },
@@ -57,34 +63,58 @@ SIGTERM/SIGINT: readiness goes NOT_SERVING, in-flight calls finish, tickets are 
     const providers = ((flags.provider as string[] | undefined) ?? []).map(parseProviderFlag);
     const probeIntervalMs = numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS);
     const drainMs = numberFlag(flags, "drain-seconds", 0) * 1000;
+    const stateOptions = natsStateOptions();
     const logger = pino({
       level: settingFromFlag(flags, SETTINGS.logLevel),
       base: { component: "sidecar" },
     });
-    const sidecar = await host.startSidecar({
-      listen: String(flags.listen),
-      healthListen: settingFromFlag(flags, SETTINGS.healthListen),
-      proxyListen: String(flags["proxy-listen"] ?? ""),
-      proxy: { maxBodyBytes: proxyMaxBodyBytesFromFlags(flags) },
-      limits: listenerLimitsFromFlags(flags),
-      state: target,
-      stateOptions: natsStateOptions(),
-      config,
-      logger,
-      providers,
-      probeIntervalMs,
-      drainMs,
-    });
-    const { address, healthAddress } = sidecar.api;
-    process.stdout.write(
-      `kubemoot-scheduler sidecar: API on ${address}${healthAddress ? `, health on ${healthAddress}` : ""}${sidecar.proxyAddress ? `, proxy on ${sidecar.proxyAddress}` : ""}\n`,
-    );
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
-    });
-    await sidecar.close();
-    return 0;
+    // Handled from the start: a signal while the shared state is still opening ends the start.
+    const stopping = new AbortController();
+    const stop = () => stopping.abort(new Error("stopped by a signal"));
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+    const write = (line: string) => process.stdout.write(`kubemoot-scheduler sidecar: ${line}\n`);
+    try {
+      let sidecar: Awaited<ReturnType<typeof host.startSidecar>>;
+      try {
+        sidecar = await host.startSidecar({
+          listen: String(flags.listen),
+          healthListen: settingFromFlag(flags, SETTINGS.healthListen),
+          proxyListen: String(flags["proxy-listen"] ?? ""),
+          proxy: { maxBodyBytes: proxyMaxBodyBytesFromFlags(flags) },
+          limits: listenerLimitsFromFlags(flags),
+          state: target,
+          stateOptions,
+          config,
+          logger,
+          providers,
+          probeIntervalMs,
+          drainMs,
+          signal: stopping.signal,
+          onListening: (api) =>
+            write(
+              `starting, API listening on ${api.address}${api.healthAddress ? `, health listening on ${api.healthAddress}` : ""}; not ready until the shared state is open`,
+            ),
+        });
+      } catch (err) {
+        if (stopping.signal.aborted) {
+          write("stopped before the shared state was open");
+          return 0;
+        }
+        throw err;
+      }
+      const { address, healthAddress } = sidecar.api;
+      write(
+        `API on ${address}${healthAddress ? `, health on ${healthAddress}` : ""}${sidecar.proxyAddress ? `, proxy on ${sidecar.proxyAddress}` : ""}`,
+      );
+      if (!stopping.signal.aborted) {
+        await new Promise((resolve) => stopping.signal.addEventListener("abort", resolve, { once: true }));
+      }
+      await sidecar.close();
+      return 0;
+    } finally {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+    }
   },
 };

@@ -228,6 +228,20 @@ describe("injectSidecar: details", () => {
     ).toBeUndefined();
   });
 
+  it("gives every sidecar the key layout of its options (the default too), which extraEnv cannot change", () => {
+    const before = pod();
+    const layoutOf = (o: InjectionOptions) => {
+      const c = inits(apply(before, injectSidecar(before, BINDING, o).patch))[0]!;
+      return (c.env ?? []).filter((e) => e.name === "KUBEMOOT_KEY_LAYOUT").map((e) => e.value);
+    };
+    expect(layoutOf(OPTIONS)).toEqual(["scoped"]);
+    expect(layoutOf({ ...OPTIONS, keyLayout: "kubemoot" })).toEqual(["kubemoot"]);
+    expect(
+      layoutOf({ ...OPTIONS, extraEnv: [{ name: "KUBEMOOT_KEY_LAYOUT", value: "kubemoot" }] }),
+      "the operator's layout wins over extraEnv",
+    ).toEqual(["scoped"]);
+  });
+
   it("sets KUBEMOOT_CREW from the crew label, namespaced", () => {
     const before = pod({
       labels: { "kubemoot.ai/inject": "true", "kubemoot.ai/agent": "analyst", "kubemoot.ai/crew": "pilot" },
@@ -348,6 +362,8 @@ describe("parseInjectionOptions", () => {
     expect(o.resources).toEqual({ limits: { memory: "1Gi" } });
     const mem = parseInjectionOptions({ nodeOptions: "--max-old-space-size=64", mallocArenaMax: 0 });
     expect([mem.nodeOptions, mem.mallocArenaMax]).toEqual(["--max-old-space-size=64", 0]);
+    expect(o.keyLayout).toBe("scoped");
+    expect(parseInjectionOptions({ keyLayout: "kubemoot" }).keyLayout).toBe("kubemoot");
   });
 
   it.each([
@@ -365,6 +381,8 @@ describe("parseInjectionOptions", () => {
     [{ nodeOptions: 48 }, "nodeOptions"],
     [{ mallocArenaMax: -1 }, "mallocArenaMax"],
     [{ mallocArenaMax: 1.5 }, "mallocArenaMax"],
+    [{ keyLayout: "flat" }, "keyLayout"],
+    [{ keyLayout: "" }, "keyLayout"],
   ])("rejects %j naming %s", (raw, field) => {
     expect(() => parseInjectionOptions(raw)).toThrow(field);
   });

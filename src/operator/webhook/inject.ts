@@ -103,6 +103,8 @@ export function sidecarContainer(
   }
   vars.push(
     { name: SETTINGS.state.name, value: "nats" },
+    // Always written, the default too: the operator's layout is the chart's, not the image's.
+    { name: SETTINGS.keyLayout.name, value: o.keyLayout },
     { name: SETTINGS.logLevel.name, value: o.logLevel },
   );
   for (const name of Object.keys(env).sort()) vars.push({ name, value: env[name]! });

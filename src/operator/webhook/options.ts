@@ -38,6 +38,11 @@ export interface InjectionOptions {
   /** --drain-seconds: the longest wait for in-flight calls at shutdown. */
   drainSeconds: number;
   natsUrl: string;
+  /**
+   * KUBEMOOT_KEY_LAYOUT of every sidecar: the operator's and the sidecars' keys must agree
+   * (the chart renders both from nats.keyLayout).
+   */
+  keyLayout: KeyLayout;
   logLevel: string;
   resources: ResourceRequirements;
   /** Extra variables for every sidecar (e.g. KUBEMOOT_TICKET_LEASE_SECONDS). */
@@ -63,6 +68,10 @@ export interface InjectionOptions {
   natsSecret?: NatsSecret;
 }
 
+/** The key layouts of the tickets and demand buckets (docs/rules/state.md §2). */
+export type KeyLayout = typeof SETTINGS.keyLayout.default;
+const KEY_LAYOUTS: readonly KeyLayout[] = ["scoped", "kubemoot"];
+
 export interface NatsSecret {
   name: string;
   credsKey?: string;
@@ -83,6 +92,7 @@ export const DEFAULT_INJECTION_OPTIONS: InjectionOptions = {
   proxyPort: 11434,
   drainSeconds: 20,
   natsUrl: "",
+  keyLayout: SETTINGS.keyLayout.default,
   logLevel: SETTINGS.logLevel.default,
   resources: { requests: { cpu: "50m", memory: "96Mi" }, limits: { memory: "256Mi" } },
   extraEnv: [],
@@ -161,6 +171,12 @@ export function parseInjectionOptions(raw: unknown, source = "webhook config"): 
         break;
       case "natsUrl":
         o.natsUrl = str(v, field);
+        break;
+      case "keyLayout":
+        if (!KEY_LAYOUTS.includes(v as KeyLayout)) {
+          throw invalidArgument(field, `expected one of ${KEY_LAYOUTS.join(", ")}, got ${JSON.stringify(v)}`);
+        }
+        o.keyLayout = v as KeyLayout;
         break;
       case "logLevel":
         o.logLevel = str(v, field);

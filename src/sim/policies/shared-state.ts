@@ -126,6 +126,7 @@ export class SharedStateModel {
           this.suspects.set(provider, Math.max(this.suspects.get(provider) ?? 0, sinceMs));
         },
         allTickets: async () => this.allTickets(),
+        find: async (id: string) => this.everything().tickets.find((t) => t.ticketId === id),
       },
       demand: {
         snapshot: async () => this.demandSnapshot(),

@@ -130,7 +130,10 @@ export class OvercommitChecker {
     if (provider === "") return undefined;
     this.providerOfKey.set(key, provider);
     if (k.kind === "residency") {
-      inner(this.overlays, provider).set(key, { model: String(v.modelName), mib: Number(v.modelFootprintMiB) });
+      inner(this.overlays, provider).set(key, {
+        model: String(v.modelName),
+        mib: Number(v.modelFootprintMiB),
+      });
     } else {
       inner(this.tickets, provider).set(key, {
         model: String(v.modelName ?? ""),
