@@ -5,7 +5,7 @@ import { providerState } from "../../test/helpers/state-fixtures.js";
 import type { Ticket } from "../core/index.js";
 import { silentLogger } from "../log/index.js";
 import { bucketSettings, PROVIDER_TICKETS_BUCKET } from "./buckets.js";
-import { warmStillFits } from "./claim-confirm.js";
+import { decisionStillFits, warmStillFits } from "./claim-confirm.js";
 import { encodeJson, type KvBucket } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
@@ -101,5 +101,39 @@ describe("a warm ticket confirming itself", () => {
         holdsSlot: () => true,
       }),
     ).toBe(true);
+  });
+});
+
+describe("a guard decision confirming itself", () => {
+  it("withdraws a grant that takes the last slot a warm ticket written before its guard took", async () => {
+    const { bucket, mirror } = await setup();
+    // A warm alpha ticket lands before the decision's guard, unseen by the decision, which
+    // granted another alpha ticket (one converging on alpha, or planning victims) on one slot.
+    await put(bucket, ticket("w1", "alpha"));
+    const committed = await bucket.put(
+      keys.guard("flip"),
+      encodeJson(guardJson({ pending: [], stateRevision: 0 })),
+    );
+    expect(await mirror.waitForRevision(committed, 1000)).toBe(true);
+    const granted = ticket("g1", "alpha", { modelFootprintMiB: 9000 });
+    const check = {
+      mirror,
+      state: ALPHA,
+      provider: "flip",
+      committed,
+      counted: new Set<string>(),
+      base: [],
+      liveNowMs: NOW,
+    };
+    // Room alone: alpha is resident, the grant takes none.
+    expect(decisionStillFits(check, [granted])).toEqual([true]);
+    expect(decisionStillFits({ ...check, slots: new Map([["g1", 1]]) }, [granted])).toEqual([false]);
+    expect(decisionStillFits({ ...check, slots: new Map([["g1", 2]]) }, [granted])).toEqual([true]);
+    // A ticket this process released already holds no slot.
+    expect(
+      decisionStillFits({ ...check, slots: new Map([["g1", 1]]), holdsSlot: (t) => t.ticketId !== "w1" }, [
+        granted,
+      ]),
+    ).toEqual([true]);
   });
 });

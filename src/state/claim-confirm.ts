@@ -88,13 +88,17 @@ export interface DecisionCheck {
   /** The view it decided on, before its own grants. */
   base: readonly Ticket[];
   liveNowMs: number;
+  /** The parallel slots a granted ticket's claim asked for, by ticket id (none: no slot check). */
+  slots?: ReadonlyMap<string, number>;
+  /** Whether a ticket still holds its slot (this process may have released it already). */
+  holdsSlot?: (t: Ticket) => boolean;
 }
 
 /**
  * For each ticket a committed decision granted (in decision order): whether it still fits once
  * the tickets written before the decision's guard that it did not count (warm ones, written
- * without the guard) join its view. Without a check (the copy could not reach the guard),
- * none is confirmed.
+ * without the guard) join its view, room and slots alike. Without a check (the copy could not
+ * reach the guard), none is confirmed.
  */
 export function decisionStillFits(c: DecisionCheck | undefined, granted: readonly Ticket[]): boolean[] {
   if (c === undefined || c.state === undefined) return granted.map(() => false);
@@ -103,8 +107,21 @@ export function decisionStillFits(c: DecisionCheck | undefined, granted: readonl
   const view = [...c.base, ...missed];
   const residencies = providerResidencies(c.mirror, c.provider);
   return granted.map((t) => {
-    const ok = claimVerdict({ state: c.state!, tickets: view, residencies }, t, c.liveNowMs).ok;
+    const ok =
+      claimVerdict({ state: c.state!, tickets: view, residencies }, t, c.liveNowMs).ok &&
+      slotFree(c, view, t);
     if (ok) view.push(t);
     return ok;
   });
+}
+
+/** Whether `t`'s claim, if it asked for slots, finds one free beside `view`. */
+function slotFree(c: DecisionCheck, view: readonly Ticket[], t: Ticket): boolean {
+  const slots = c.slots?.get(t.ticketId);
+  if (slots === undefined || !(slots > 0)) return true;
+  let held = 0;
+  for (const x of view) {
+    if (x.modelName === t.modelName && x.ticketId !== t.ticketId && (c.holdsSlot?.(x) ?? true)) held++;
+  }
+  return held < slots;
 }

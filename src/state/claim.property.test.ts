@@ -102,3 +102,73 @@ describe("claim protocol under arbitrary interleavings", () => {
     );
   });
 });
+
+// Slots fleet-wide (docs/rules/state.md §6, "Slots"): a one-slot copy is never granted to two
+// calls at once, whichever sidecars they come from and whether they go warm (no guard) or
+// through the guard (a model loading).
+const SLOT_STATES: ProviderState[] = [
+  // chat is resident (warm claims); cold is not (its claims go through the guard).
+  // A claim for chat that plans to unload idle goes through the guard as well.
+  providerState("s1", {
+    totalVramMiB: 24576,
+    loadedModelFootprintsMiB: { chat: 4000, idle: 2000 },
+    lastProbedAt: "",
+  }),
+];
+
+const slotOp = fc.record({
+  sidecar: fc.integer({ min: 0, max: 2 }),
+  model: fc.constantFrom("chat", "cold"),
+  evict: fc.boolean(),
+  release: fc.boolean(),
+});
+
+describe("slots under arbitrary interleavings", () => {
+  it("never grants a one-slot copy to two calls at once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(slotOp, { minLength: 2, maxLength: 10 }), async (s, ops) => {
+        const kv = new MemoryKvStore();
+        const gate = { on: false };
+        const stores: StateStore[] = [];
+        for (let i = 0; i < 3; i++) {
+          stores.push(
+            await openStateStore(scheduledStore(kv, s, gate), {
+              holderId: `sidecar-${i}`,
+              claimMaxAttempts: 200,
+              claimBatch: 3,
+              freshnessMs: 10,
+              ticketTombstoneKeepMs: 0,
+              mirrorPruneEvery: 1,
+            }),
+          );
+        }
+        for (const st of SLOT_STATES) await stores[0]!.providerWriter.publish(st);
+        gate.on = true;
+        const inUse = new Map<string, number>();
+        let most = 0;
+        const tasks = ops.map(async (o) => {
+          const r = await stores[o.sidecar]!.tickets.claim({
+            provider: "s1",
+            model: o.model,
+            modelFootprintMiB: 4000,
+            slots: 1,
+            ...(o.evict ? { evicts: { idle: 2000 } } : {}),
+          });
+          if (!r.ok) return;
+          const n = (inUse.get(o.model) ?? 0) + 1;
+          inUse.set(o.model, n);
+          most = Math.max(most, n);
+          if (o.release) {
+            inUse.set(o.model, (inUse.get(o.model) ?? 1) - 1);
+            await stores[o.sidecar]!.tickets.release(r.ticket);
+          }
+        });
+        await s.waitFor(Promise.all(tasks));
+        gate.on = false;
+        await Promise.all(stores.map((st) => st.close()));
+        expect(most).toBeLessThanOrEqual(1);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -355,7 +355,19 @@ export class ClaimEngine {
     const reached = await mirror.waitForRevision(committed, this.refreshWaitMs);
     const fits = decisionStillFits(
       reached
-        ? { mirror, state: providers.peek(provider), provider, committed, counted, base, liveNowMs: liveNow }
+        ? {
+            mirror,
+            state: providers.peek(provider),
+            provider,
+            committed,
+            counted,
+            base,
+            liveNowMs: liveNow,
+            slots: new Map(
+              open.flatMap((p) => (p.slots !== undefined ? [[p.ticket.ticketId, p.slots]] : [])),
+            ),
+            holdsSlot: (t) => this.mine.holdsSlot(t),
+          }
         : undefined,
       open.map((p) => p.ticket),
     );

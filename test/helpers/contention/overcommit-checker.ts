@@ -3,7 +3,11 @@
 // src/core's) and records a violation whenever committed VRAM exceeds usable + victim credit:
 //   resident (per model max(published, overlay), once) + Σ in-flight cold loads (once per
 //   model, models not resident) ≤ usable(total) + Σ resident victims planned by live tickets.
-// Every present ticket counts as live (stricter than leases; tests use long leases).
+// Every present ticket counts as live (stricter than leases; tests use long leases), and so does
+// every ticket the provider's current guard lists whose key has not appeared yet: a decided
+// ticket exists from its guard's commit on, and is carried by later guards until its holder
+// writes it (docs/rules/state.md §6, step 3).
+import { kvUntoken } from "../../../src/core/index.js";
 
 export interface CheckedState {
   name: string;
@@ -51,6 +55,13 @@ export class OvercommitChecker {
   private readonly overlays = new Map<string, Map<string, { model: string; mib: number }>>();
   /** The provider each ticket or overlay key was written for. */
   private readonly providerOfKey = new Map<string, string>();
+  /**
+   * provider → the current guard's pending tickets (by id): decided, and counted until their
+   * key shows up (written, or deleted before it was: docs/rules/state.md §6, step 3).
+   */
+  private readonly pending = new Map<string, Map<string, T>>();
+  /** Ids of tickets whose key has appeared (a value or a tombstone). */
+  private readonly seenIds = new Set<string>();
 
   constructor(private readonly states: Map<string, CheckedState>) {}
 
@@ -74,7 +85,10 @@ export class OvercommitChecker {
     for (const mib of resident.values()) committed += mib;
     const loads = new Map<string, number>();
     const victims = new Set<string>();
-    for (const t of this.tickets.get(provider)?.values() ?? []) {
+    const unwritten = [...(this.pending.get(provider) ?? new Map<string, T>())]
+      .filter(([id]) => !this.seenIds.has(id))
+      .map(([, t]) => t);
+    for (const t of [...(this.tickets.get(provider)?.values() ?? []), ...unwritten]) {
       for (const v of t.evicts) if (resident.has(v)) victims.add(v);
       if (!resident.has(t.model)) loads.set(t.model, Math.max(loads.get(t.model) ?? 0, t.footprint));
     }
@@ -105,7 +119,9 @@ export class OvercommitChecker {
 
   private touch(key: string, operation: string, value: Uint8Array): string | undefined {
     const k = classifyTicketsKey(key);
+    if (k.kind === "guard") return this.touchGuard(k.id, operation, value);
     if (k.kind === "other") return undefined;
+    if (k.kind === "ticket") this.seenIds.add(k.id);
     // The provider comes from the value (both layouts carry it); a delete finds it by key.
     let provider = this.providerOfKey.get(key);
     if (operation !== "PUT") {
@@ -143,13 +159,49 @@ export class OvercommitChecker {
     }
     return provider;
   }
+
+  /** A guard's new pending list replaces its provider's (a delete or an unreadable one empties it). */
+  private touchGuard(provider: string, operation: string, value: Uint8Array): string | undefined {
+    let v: {
+      pending?: {
+        ticketId?: string;
+        provider?: string;
+        modelName?: string;
+        modelFootprintMiB?: number;
+        evicts?: Record<string, number>;
+      }[];
+    };
+    try {
+      v = operation === "PUT" ? JSON.parse(decoder.decode(value)) : {};
+    } catch {
+      v = {};
+    }
+    const list = Array.isArray(v.pending) ? v.pending : [];
+    const m = new Map<string, T>();
+    for (const t of list) {
+      m.set(String(t.ticketId), {
+        model: String(t.modelName ?? ""),
+        footprint: Number(t.modelFootprintMiB ?? 0),
+        evicts: Object.keys(t.evicts ?? {}),
+      });
+    }
+    this.pending.set(provider, m);
+    return provider;
+  }
 }
 
 /**
  * What a tickets-bucket key is, in either layout (docs/rules/state.md §2.2, §2.4), read here
  * without the state layer's parser so that the checker stays independent of it.
  */
-export function classifyTicketsKey(key: string): { kind: "ticket" | "residency" | "other"; id: string } {
+export function classifyTicketsKey(key: string): {
+  kind: "ticket" | "residency" | "guard" | "other";
+  id: string;
+} {
+  // A guard's id is its provider.
+  if (key.startsWith("_claim__")) return { kind: "guard", id: key.slice("_claim__".length) };
+  const g = /^g\.([^.]+)\.claim$/.exec(key);
+  if (g !== null) return { kind: "guard", id: kvUntoken(g[1]!) ?? "" };
   if (key.startsWith("_")) return { kind: "other", id: "" };
   if (key.startsWith("residency__")) return { kind: "residency", id: key };
   const i = key.indexOf("__");
