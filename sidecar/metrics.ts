@@ -3,12 +3,15 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { SchedulerHooks } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
+import type { StateStats } from "../src/state/index.js";
 
 export interface SidecarMetrics {
   registry: Registry;
   hooks: SchedulerHooks;
   /** Sets the function the active-tickets gauge reads at scrape time. */
   trackActiveTickets(fn: () => number): void;
+  /** Exports what following the shared state costs (entries delivered, providers followed). */
+  trackState(stats: StateStats): void;
   /** A provider state entry left out of this sidecar's view (one revision of it). */
   providerRejected(reason: "endpoint"): void;
   render(): Promise<{ contentType: string; body: string }>;
@@ -65,6 +68,27 @@ export function createSidecarMetrics(): SidecarMetrics {
     registers: [registry],
   });
   let active: () => number = () => 0;
+  let state: StateStats | undefined;
+  new Counter({
+    name: "kubemoot_state_watch_entries_total",
+    help: "Entries this sidecar's watches of the shared state delivered, by bucket (docs/rules/state.md §10.1)",
+    labelNames: ["bucket"] as const,
+    registers: [registry],
+    collect() {
+      if (state === undefined) return;
+      // Mirrors the store's own totals at each scrape.
+      this.reset();
+      for (const [bucket, n] of Object.entries(state.watchEntries)) this.inc({ bucket }, n);
+    },
+  });
+  new Gauge({
+    name: "kubemoot_state_followed_providers",
+    help: "Providers whose tickets this sidecar follows one by one (0: it follows the whole bucket)",
+    registers: [registry],
+    collect() {
+      this.set(state?.followedProviders() ?? 0);
+    },
+  });
   new Gauge({
     name: "kubemoot_tickets_active",
     help: "Tickets this sidecar holds now (held plans included)",
@@ -77,6 +101,9 @@ export function createSidecarMetrics(): SidecarMetrics {
     registry,
     trackActiveTickets(fn) {
       active = fn;
+    },
+    trackState(stats) {
+      state = stats;
     },
     providerRejected(reason) {
       rejected.inc({ reason });

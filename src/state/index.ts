@@ -22,7 +22,7 @@ export type {
 export { type MemoryKvOptions, MemoryKvStore } from "./memory-kv.js";
 export { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
 export type { ProviderStateFilter, ProviderStateReader, ProviderStateWriter } from "./provider-state.js";
-export type { StateStore, StateStoreOptions } from "./store.js";
+export type { StateStats, StateStore, StateStoreOptions } from "./store.js";
 export { openStateStore } from "./store.js";
 export { agentHolderId, holderAgent } from "./ticket-holder.js";
 export { KEY_LAYOUTS, type KeyLayout, type KeyLayoutName, keyLayout } from "./ticket-keys.js";

@@ -45,6 +45,8 @@ export interface MirrorOptions<T> {
    * still needed, not the bucket's delete rate). Default: each is kept for the TTL.
    */
   earlyForget?: EarlyForget;
+  /** Called for every entry a watch delivers (a count of what following the bucket costs). */
+  onEntry?: () => void;
   /** Entries applied between two prunes of expired entries and tombstones; default 1024. */
   pruneEvery?: number;
   /** Wall clock (epoch ms), for the bucket TTL. */
@@ -429,6 +431,7 @@ export class BucketMirror<T> {
         const follow = async (w: KvWatch) => {
           for await (const e of w) {
             if (gen !== this.gen) break;
+            this.options.onEntry?.();
             if (staging !== null) {
               staging.apply(e);
               trySwap();

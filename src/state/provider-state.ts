@@ -99,6 +99,11 @@ export class ProviderStateReader {
     return this.mirror.headOf(name);
   }
 
+  /** The newest revision the copy holds (any provider's): it moves whenever a state changes. */
+  get revision(): number {
+    return this.mirror.revision;
+  }
+
   /** The revision of a provider's state in the copy (0 = none). */
   revisionOf(name: string): number {
     return this.mirror.get(name)?.revision ?? 0;

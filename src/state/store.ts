@@ -28,6 +28,15 @@ import { TicketBook } from "./tickets.js";
 import { TicketsCopies, type TicketsScope } from "./tickets-copies.js";
 import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
 
+/** Counters since the store opened, and what it follows now. */
+export interface StateStats {
+  casConflicts: number;
+  /** Entries the watches delivered, per bucket: what following the shared state costs. */
+  readonly watchEntries: Record<string, number>;
+  /** Providers whose tickets this process follows one by one (none when it follows them all). */
+  readonly followedProviders: () => number;
+}
+
 export interface StateStoreOptions {
   /** Written into every ticket's holderId; default "<hostname>/<pid>". */
   holderId?: string;
@@ -99,7 +108,7 @@ export interface StateStore {
   /** True while every watch is established (NATS reachable). */
   readonly available: boolean;
   /** Counters since the store opened. */
-  readonly stats: { casConflicts: number };
+  readonly stats: StateStats;
   close(): Promise<void>;
 }
 
@@ -146,6 +155,10 @@ async function assemble(
   const [stateBucket, ticketsBucket, demandBucket] = await Promise.all(
     BUCKETS_OF.map((name) => openBucket(kv, name, settings[name]!, options.openTimeoutMs ?? 15_000)),
   );
+  const watchEntries: Record<string, number> = Object.fromEntries(BUCKETS_OF.map((b) => [b, 0]));
+  const counting = (bucket: string) => () => {
+    watchEntries[bucket] = (watchEntries[bucket] ?? 0) + 1;
+  };
   const mirrorBase = {
     connection: kv.connection,
     now,
@@ -157,6 +170,7 @@ async function assemble(
   const stateMirror = new BucketMirror({
     ...mirrorBase,
     bucket: stateBucket!,
+    onEntry: counting(stateBucket!.name),
     decode: providerStateDecoder(logger, options.acceptProvider),
   });
   const decodeTickets = ticketsDecoder(keys, logger);
@@ -165,6 +179,7 @@ async function assemble(
       ...mirrorBase,
       bucket: ticketsBucket!,
       filter,
+      onEntry: counting(ticketsBucket!.name),
       decode: decodeTickets,
       group: (key) => keys.providerOf(key),
       earlyForget: {
@@ -190,6 +205,7 @@ async function assemble(
   const demandMirror = new BucketMirror({
     ...mirrorBase,
     bucket: demandBucket!,
+    onEntry: counting(demandBucket!.name),
     decode: demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs),
   });
   const mirrors = [stateMirror, demandMirror];
@@ -202,7 +218,11 @@ async function assemble(
     throw err;
   }
 
-  const stats = { casConflicts: 0 };
+  const stats: StateStats = {
+    casConflicts: 0,
+    watchEntries,
+    followedProviders: () => copies.followed.length,
+  };
   const tickets = new TicketBook({
     tickets: copies.tracked(ticketsBucket!),
     keys,

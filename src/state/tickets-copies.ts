@@ -33,6 +33,8 @@ export interface TicketsCopiesOptions {
 interface Followed {
   mirror: TicketsMirror;
   usedAt: number;
+  /** Whether the last scope computed wants it (a provider offering a candidate model). */
+  wanted?: boolean;
 }
 
 const DEFAULT_IDLE_MS = 10 * 60_000;
@@ -46,6 +48,8 @@ export class TicketsCopies {
   private readonly unsubscribe = new Map<TicketsMirror, () => void>();
   /** Models calls chose among, with when they last did (monotonic ms). */
   private readonly models = new Map<string, number>();
+  /** The provider-state revision and model count the scope was last computed for. */
+  private scopedAt = { revision: -1, models: -1, at: Number.NEGATIVE_INFINITY };
   private readonly idleMs: number;
   private readonly monoNow: () => number;
   private closed = false;
@@ -114,6 +118,14 @@ export class TicketsCopies {
     if (this.whole !== undefined || this.closed || this.o.providers === undefined) return;
     const now = this.monoNow();
     for (const m of models) this.models.set(m, now);
+    // The scope changes only with the provider states, a new model, or idleness: a call whose
+    // models are known on unchanged states costs one comparison, not a scan of the fleet.
+    const revision = this.o.providers.revision;
+    const s = this.scopedAt;
+    if (s.revision === revision && s.models === this.models.size && now - s.at < this.idleMs / 10) {
+      for (const p of this.byProvider.values()) if (p.wanted) p.usedAt = now;
+      return;
+    }
     for (const [m, at] of this.models) if (now - at > this.idleMs) this.models.delete(m);
     const wanted = new Set<string>();
     for (const s of this.o.providers.peekAll()) {
@@ -126,8 +138,10 @@ export class TicketsCopies {
     }
     for (const p of wanted) this.of(p);
     for (const [p, f] of this.byProvider) {
-      if (!wanted.has(p) && now - f.usedAt > this.idleMs) this.drop(p, f);
+      f.wanted = wanted.has(p);
+      if (!f.wanted && now - f.usedAt > this.idleMs) this.drop(p, f);
     }
+    this.scopedAt = { revision, models: this.models.size, at: now };
   }
 
   /**

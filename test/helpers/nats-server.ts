@@ -109,6 +109,11 @@ export class NatsServer {
     this.url = `nats://127.0.0.1:${port}`;
   }
 
+  /** The server's monitoring endpoint (`/varz`, `/connz`, ...). */
+  get monitorUrl(): string {
+    return `http://127.0.0.1:${this.monitorPort}`;
+  }
+
   /** Starts `nats-server -js -a 127.0.0.1 -p <port> -sd <dir>` and waits until it serves. */
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
     natsServerBinary();

@@ -1,0 +1,437 @@
+// `bench scale` (docs/benchmarks.md "scale"): what following the shared state costs a sidecar as
+// the fleet grows, on a real nats-server with real sidecar processes and a synthetic fleet of
+// 200 providers. A load generator writes the KV traffic of N agent pods (one call per 10 s
+// each: a ticket, its delete, a use record; provider states on change and as heartbeats) with
+// the scoped layout's keys. Each sidecar's crew (a fixed 20 pods) uses its 4 providers; the rest
+// of the fleet spreads over the other providers. Reported per sidecar: CPU as a share of one
+// core, RSS, entries received per second by bucket; the server's egress; a new store's replay of
+// 20,000 live keys; 32 sidecars started at once; put-to-copy latency with 16 watchers.
+
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import {
+  agentHolderId,
+  type KvBucket,
+  keyLayout,
+  openStateStore,
+  type StateStore,
+} from "../../src/state/index.js";
+import { NatsServer } from "../../test/helpers/nats-server.js";
+import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { providerState } from "../../test/helpers/state-fixtures.js";
+import { processCpuMs } from "../lib/process-cpu.js";
+import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+
+const PROVIDERS = 200;
+const SIDECARS = 4;
+const PER_SIDECAR = 4;
+const CREW_PODS = 20;
+/** Pods of the whole fleet; 0 (last, once the sidecars are warm) is the sidecars at rest. */
+const FLEETS = [100, 300, 1000, 0];
+const WINDOW_MS = 15_000;
+const CALL_EVERY_S = 10;
+
+const enc = new TextEncoder();
+const providerName = (i: number) => `gpu-${String(i).padStart(3, "0")}`;
+const modelOf = (i: number) => `m-${i}`;
+
+function rssMiB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function entries(s: SidecarProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`${s.apiUrl}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^kubemoot_state_watch_entries_total\{bucket="([^"]+)"\} (\d+)/gm)) {
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+async function varz(server: NatsServer): Promise<{ out_msgs: number; out_bytes: number }> {
+  return (await (await fetch(`${server.monitorUrl}/varz`)).json()) as { out_msgs: number; out_bytes: number };
+}
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** One pod's call as KV writes: its ticket, the ticket's delete, a use record. */
+function ticketValue(provider: string, ticketId: string, model: string, holderId: string): Uint8Array {
+  const now = Date.now();
+  return enc.encode(
+    JSON.stringify({
+      ticketId,
+      provider,
+      modelFootprintMiB: 4000,
+      kvCacheFootprintMiB: 0,
+      holderId,
+      claimedAt: new Date(now).toISOString(),
+      modelName: model,
+      evicts: {},
+      expiresAt: now + 150_000,
+      coldLoad: false,
+    }),
+  );
+}
+
+class Load {
+  private timer: NodeJS.Timeout | undefined;
+  private seq = 0;
+  writes = 0;
+  constructor(
+    private readonly tickets: KvBucket,
+    private readonly demand: KvBucket,
+    private readonly state: StateStore,
+  ) {}
+
+  /** N pods: the crews' 20 pods each on their sidecar's providers, the rest on the others. */
+  start(pods: number): void {
+    this.stop();
+    const watched = SIDECARS * PER_SIDECAR;
+    // 0 pods: no calls at all, the provider states' heartbeats only.
+    const crewRate = pods === 0 ? 0 : (SIDECARS * CREW_PODS) / CALL_EVERY_S;
+    const restRate = Math.max(0, pods - SIDECARS * CREW_PODS) / CALL_EVERY_S;
+    const tickMs = 20;
+    let carry = 0;
+    let stateCarry = 0;
+    this.timer = setInterval(() => {
+      carry += ((crewRate + restRate) * tickMs) / 1000;
+      // Provider states: a heartbeat per provider every 60 s, and a change on 1 call in 10.
+      stateCarry += ((PROVIDERS / 60 + (crewRate + restRate) / 10) * tickMs) / 1000;
+      for (; carry >= 1; carry--) {
+        const crew = Math.random() * (crewRate + restRate) < crewRate;
+        const p = crew
+          ? Math.floor(Math.random() * watched)
+          : watched + Math.floor(Math.random() * (PROVIDERS - watched));
+        this.call(p);
+      }
+      for (; stateCarry >= 1; stateCarry--) {
+        const p = Math.floor(Math.random() * PROVIDERS);
+        void this.state.providerWriter.publish(
+          providerState(providerName(p), {
+            totalVramMiB: 81920,
+            availableModelFootprintsMiB: { [modelOf(p)]: 4000 },
+          }),
+        );
+        this.writes++;
+      }
+    }, tickMs);
+  }
+
+  private call(p: number): void {
+    const provider = providerName(p);
+    const holder = agentHolderId(`crew-${p % 7}/pod-${this.seq % 97}`, 1);
+    const keys = keyLayout("scoped", holder);
+    const ticketId = `00000000-0000-4000-8000-${String(++this.seq).padStart(12, "0")}`;
+    const key = keys.ticket({ provider, ticketId });
+    this.writes += 3;
+    void this.tickets
+      .put(key, ticketValue(provider, ticketId, modelOf(p), holder))
+      .then(() => this.tickets.delete(key))
+      .catch(() => undefined);
+    void this.demand
+      .put(
+        keys.use(modelOf(p)),
+        enc.encode(
+          JSON.stringify({
+            kind: "use",
+            model: modelOf(p),
+            rate: 1,
+            updatedAt: Date.now(),
+            lastUsedAt: Date.now(),
+            expiresAt: Date.now() + 3_600_000,
+          }),
+        ),
+      )
+      .catch(() => undefined);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+export async function run(_args: string[]): Promise<void> {
+  const info = runInfo();
+  const server = await NatsServer.start();
+  const fleet = await openStateStore(server.url, { holderId: "bench/fleet" });
+  const kvRaw = fleet.kv;
+  const tickets = await kvRaw.bucket("kubemoot_provider_tickets", {
+    history: 1,
+    ttlMs: 600_000,
+    maxValueBytes: 4096,
+    replicas: 1,
+  });
+  const demand = await kvRaw.bucket("kubemoot_model_demand", {
+    history: 1,
+    ttlMs: 6 * 3_600_000,
+    maxValueBytes: 4096,
+    replicas: 1,
+  });
+  for (let i = 0; i < PROVIDERS; i++) {
+    await fleet.providerWriter.publish(
+      providerState(providerName(i), {
+        totalVramMiB: 81920,
+        availableModelFootprintsMiB: { [modelOf(i)]: 4000 },
+      }),
+    );
+  }
+
+  // Sidecars, each following its crew's 4 providers (one call with their models brings them in).
+  const sidecars = await Promise.all(
+    Array.from({ length: SIDECARS }, (_, j) =>
+      startSidecarProcess(
+        ["--nats", server.url, "--agent", `crew-${j}/agent`, "--proxy-listen", ""],
+        {},
+        { timeoutMs: 60_000 },
+      ),
+    ),
+  );
+  for (const [j, s] of sidecars.entries()) {
+    const candidates = Array.from({ length: PER_SIDECAR }, (_, k) => ({
+      model: modelOf(j * PER_SIDECAR + k),
+      score: 50,
+    }));
+    const r = await fetch(`${s.apiUrl}/kubemoot.scheduler.v1.SchedulerService/Place`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ agent: `crew-${j}/agent`, candidates }),
+    });
+    const placed = (await r.json()) as { placement?: { ticketId: string } };
+    if (placed.placement) {
+      await fetch(`${s.apiUrl}/kubemoot.scheduler.v1.SchedulerService/Release`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ticketId: placed.placement.ticketId, outcome: "CALL_OUTCOME_SUCCEEDED" }),
+      });
+    }
+  }
+
+  const load = new Load(tickets, demand, fleet);
+  const phases: Record<string, unknown>[] = [];
+  for (const pods of FLEETS) {
+    load.start(pods);
+    await new Promise((r) => setTimeout(r, 2000)); // settle
+    const cpu0 = sidecars.map((s) => processCpuMs(s.proc.pid) ?? 0);
+    const e0 = await Promise.all(sidecars.map(entries));
+    const v0 = await varz(server);
+    const w0 = load.writes;
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, WINDOW_MS));
+    const dt = (performance.now() - t0) / 1000;
+    const cpu1 = sidecars.map((s) => processCpuMs(s.proc.pid) ?? 0);
+    const e1 = await Promise.all(sidecars.map(entries));
+    const v1 = await varz(server);
+    const per = sidecars.map((s, j) => {
+      const byBucket: Record<string, number> = {};
+      for (const b of Object.keys(e1[j]!)) byBucket[b] = round(((e1[j]![b] ?? 0) - (e0[j]![b] ?? 0)) / dt, 1);
+      return {
+        core_share: (cpu1[j]! - cpu0[j]!) / 1000 / dt,
+        rss_mib: rssMiB(s.proc.pid),
+        msgs_per_s: Object.values(byBucket).reduce((a, b) => a + b, 0),
+        by_bucket: byBucket,
+      };
+    });
+    phases.push({
+      pods,
+      kv_writes_per_s: round((load.writes - w0) / dt, 1),
+      sidecar_core_share_max: round(Math.max(...per.map((p) => p.core_share)), 4),
+      sidecar_core_share_median: round(
+        quantile(
+          per.map((p) => p.core_share),
+          0.5,
+        ),
+        4,
+      ),
+      sidecar_rss_mib_max: round(Math.max(...per.map((p) => p.rss_mib)), 1),
+      sidecar_msgs_per_s_median: round(
+        quantile(
+          per.map((p) => p.msgs_per_s),
+          0.5,
+        ),
+        1,
+      ),
+      sidecar_msgs_by_bucket: per[0]!.by_bucket,
+      server_out_msgs_per_s: round((v1.out_msgs - v0.out_msgs) / dt, 1),
+      server_out_bytes_per_s: Math.round((v1.out_bytes - v0.out_bytes) / dt),
+      per_sidecar: per,
+    });
+    process.stdout.write(`pods ${pods}: ${JSON.stringify(phases.at(-1)).slice(0, 300)}\n`);
+  }
+  load.stop();
+  for (const s of sidecars) await s.stop();
+
+  // Replay: 20,000 live keys, then a new store follows 4 providers (scoped) or everything.
+  const holder = "bench/seed@1";
+  const seedKeys = keyLayout("scoped", holder);
+  const writes: Promise<number>[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const p = providerName(i % PROVIDERS);
+    const id = `10000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+    writes.push(
+      tickets.put(
+        seedKeys.ticket({ provider: p, ticketId: id }),
+        ticketValue(p, id, modelOf(i % PROVIDERS), holder),
+      ),
+    );
+    if (writes.length >= 500) await Promise.all(writes.splice(0));
+  }
+  await Promise.all(writes);
+  const replay = async (scope: "candidates" | "all", rounds = 5) => {
+    const times: number[] = [];
+    const rss: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const rss0 = process.memoryUsage().rss;
+      const t0 = performance.now();
+      const s = await openStateStore(server.url, {
+        ticketsScope: scope,
+        holderId: "bench/replay@1",
+        firstSnapshotTimeoutMs: 30_000,
+      });
+      await s.tickets.everything(Array.from({ length: PER_SIDECAR }, (_, k) => modelOf(k)));
+      times.push((performance.now() - t0) / 1000);
+      rss.push((process.memoryUsage().rss - rss0) / 1048576);
+      await s.close();
+    }
+    return {
+      s_median: round(quantile(times, 0.5)),
+      s_min: round(Math.min(...times)),
+      s_max: round(Math.max(...times)),
+      rss_growth_mib_median: round(quantile(rss, 0.5), 1),
+    };
+  };
+  const replayScoped = await replay("candidates");
+  const replayAll = await replay("all");
+  process.stdout.write(
+    `replay 20k: scoped ${JSON.stringify(replayScoped)}, whole bucket ${JSON.stringify(replayAll)}\n`,
+  );
+
+  // 32 sidecars started at once against the 20,000 live keys.
+  const t0 = performance.now();
+  const starts = await Promise.allSettled(
+    Array.from({ length: 32 }, (_, i) =>
+      startSidecarProcess(
+        ["--nats", server.url, "--agent", `crew-s/a${i}`, "--proxy-listen", ""],
+        {},
+        { timeoutMs: 60_000 },
+      ),
+    ),
+  );
+  const readyS = (performance.now() - t0) / 1000;
+  const ready = starts.filter((s) => s.status === "fulfilled").length;
+  await Promise.all(starts.map((s) => (s.status === "fulfilled" ? s.value.stop() : Promise.resolve())));
+  process.stdout.write(`32 concurrent starts: ${ready} ready in ${readyS.toFixed(1)} s\n`);
+
+  // Put-to-copy latency: watchers follow the same 4 providers with the copies' own watches (one
+  // filtered ordered consumer per provider, src/state); 420 writes/s go to those providers.
+  const latency = async (watcherCount: number) => {
+    const sent = new Map<string, number>();
+    const lat: number[] = [];
+    const watched = Array.from({ length: PER_SIDECAR }, (_, k) => providerName(100 + k));
+    const lk = keyLayout("scoped", "bench/lat@1");
+    const watches = (
+      await Promise.all(
+        Array.from({ length: watcherCount }, () =>
+          Promise.all(watched.map((p) => tickets.watch({ include: "updates", key: lk.providerFilter(p)! }))),
+        ),
+      )
+    ).flat();
+    const loops = watches.map(async (w) => {
+      for await (const e of w) {
+        if (e.operation !== "PUT") continue;
+        const at = sent.get(e.key);
+        if (at !== undefined) lat.push(performance.now() - at);
+      }
+    });
+    const end = performance.now() + 8000;
+    let i = 0;
+    while (performance.now() < end) {
+      const batch: Promise<unknown>[] = [];
+      for (let k = 0; k < 42; k++) {
+        const p = watched[i % PER_SIDECAR]!;
+        const id = `20000000-0000-4000-8000-${String(++i).padStart(12, "0")}`;
+        const key = lk.ticket({ provider: p, ticketId: id });
+        sent.set(key, performance.now());
+        batch.push(tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1")));
+      }
+      await Promise.all(batch);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    for (const w of watches) w.stop();
+    await Promise.all(loops);
+    return {
+      p50_ms: round(quantile(lat, 0.5), 2),
+      p99_ms: round(quantile(lat, 0.99), 2),
+      samples: lat.length,
+    };
+  };
+  const lat1 = await latency(1);
+  const lat16 = await latency(16);
+  process.stdout.write(
+    `put-to-copy: 1 watcher ${JSON.stringify(lat1)}, 16 watchers ${JSON.stringify(lat16)}\n`,
+  );
+
+  await fleet.close();
+  await server.dispose();
+
+  const at = (pods: number) =>
+    phases.find((p) => p.pods === pods) as Record<string, number> & { pods: number };
+  const num = (pods: number, k: string): number => at(pods)[k] ?? Number.NaN;
+  const bucketRate = (pods: number, bucket: string): number =>
+    (phases.find((p) => p.pods === pods)?.sidecar_msgs_by_bucket as Record<string, number> | undefined)?.[
+      bucket
+    ] ?? Number.NaN;
+  const share1000 = num(1000, "sidecar_core_share_max");
+  const msgsRatio = num(1000, "sidecar_msgs_per_s_median") / num(100, "sidecar_msgs_per_s_median");
+  const targets = {
+    sidecar_core_share_1000_pods: { value: share1000, goal: 0.01, met: share1000 <= 0.01 },
+    watch_msgs_per_sidecar_bounded: { value: round(msgsRatio, 2), goal: 1.5, met: msgsRatio <= 1.5 },
+    // Not a target of its own: the tickets bucket alone, which the sidecar follows per provider.
+    tickets_msgs_per_sidecar_ratio: {
+      value: round(
+        bucketRate(1000, "kubemoot_provider_tickets") / bucketRate(100, "kubemoot_provider_tickets"),
+        2,
+      ),
+      goal: 1.5,
+      met:
+        bucketRate(1000, "kubemoot_provider_tickets") / bucketRate(100, "kubemoot_provider_tickets") <= 1.5,
+    },
+    replay_20k_keys_s: { value: replayScoped.s_median, goal: 1, met: replayScoped.s_median <= 1 },
+    concurrent_start_ready_share: { value: ready / 32, goal: 1, met: ready === 32 },
+    put_to_copy_p99_ms_16_watchers: { value: lat16.p99_ms, goal: 5, met: lat16.p99_ms <= 5 },
+  };
+  const result = {
+    ...info,
+    providers: PROVIDERS,
+    sidecars: SIDECARS,
+    providers_per_sidecar: PER_SIDECAR,
+    crew_pods_per_sidecar: CREW_PODS,
+    window_s: WINDOW_MS / 1000,
+    phases,
+    replay_20k: { scoped: replayScoped, whole_bucket: replayAll },
+    concurrent_starts: { sidecars: 32, ready, seconds: round(readyS, 1) },
+    put_to_copy: { watchers_1: lat1, watchers_16: lat16 },
+    extrapolation_1000_sidecars: {
+      server_out_msgs_per_s: Math.round(num(1000, "sidecar_msgs_per_s_median") * 1000),
+      note: "each sidecar's entries grow with its providers' churn and with the provider-state and demand buckets, which it follows whole",
+    },
+    targets,
+  };
+  process.stdout.write(
+    `${markdownTable(phases.map(({ per_sidecar, sidecar_msgs_by_bucket, ...p }) => p))}\n`,
+  );
+  process.stdout.write(`targets: ${JSON.stringify(targets)}\n`);
+  process.stdout.write(`wrote ${writeResult("scale", result)}\n`);
+}
