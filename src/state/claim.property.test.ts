@@ -37,29 +37,39 @@ const FOOTPRINT: Record<string, number> = {
   idle: 6000,
 };
 
+/** Three "sidecars" on one store, every KV request and response a scheduling point. */
+async function racingStores(
+  kv: MemoryKvStore,
+  s: fc.Scheduler,
+  gate: { on: boolean },
+): Promise<StateStore[]> {
+  const stores: StateStore[] = [];
+  for (let i = 0; i < 3; i++) {
+    stores.push(
+      await openStateStore(scheduledStore(kv, s, gate), {
+        holderId: `sidecar-${i}`,
+        claimMaxAttempts: 200,
+        claimBatch: 3,
+        // Most decisions prove their copy current (more interleavings). Not 1 ms: a claim gives
+        // up after 20 proofs that aged past three quarters of the bound before its synchronous
+        // decision, which a loaded CI machine once managed (StateUnavailable).
+        freshnessMs: 10,
+        // Tombstones go as early as the rule allows (docs/rules/state.md §10).
+        ticketTombstoneKeepMs: 0,
+        mirrorPruneEvery: 1,
+      }),
+    );
+  }
+  return stores;
+}
+
 describe("claim protocol under arbitrary interleavings", () => {
   it("never overcommits and never gives up while someone wins", async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(op, { minLength: 2, maxLength: 14 }), async (s, ops) => {
         const kv = new MemoryKvStore();
         const gate = { on: false };
-        const stores: StateStore[] = [];
-        for (let i = 0; i < 3; i++) {
-          stores.push(
-            await openStateStore(scheduledStore(kv, s, gate), {
-              holderId: `sidecar-${i}`,
-              claimMaxAttempts: 200,
-              claimBatch: 3,
-              // Most decisions prove their copy current (more interleavings). Not 1 ms: a claim
-              // gives up after 20 proofs that aged past three quarters of the bound before its
-              // synchronous decision, which a loaded CI machine once managed (StateUnavailable).
-              freshnessMs: 10,
-              // Tombstones go as early as the rule allows (docs/rules/state.md §10).
-              ticketTombstoneKeepMs: 0,
-              mirrorPruneEvery: 1,
-            }),
-          );
-        }
+        const stores = await racingStores(kv, s, gate);
         for (const st of STATES) await stores[0]!.providerWriter.publish(st);
         // The bucket exists already (the stores created it); its settings are not consulted.
         const raw = await kv.bucket(PROVIDER_TICKETS_BUCKET, {
@@ -129,19 +139,7 @@ describe("slots under arbitrary interleavings", () => {
       fc.asyncProperty(fc.scheduler(), fc.array(slotOp, { minLength: 2, maxLength: 10 }), async (s, ops) => {
         const kv = new MemoryKvStore();
         const gate = { on: false };
-        const stores: StateStore[] = [];
-        for (let i = 0; i < 3; i++) {
-          stores.push(
-            await openStateStore(scheduledStore(kv, s, gate), {
-              holderId: `sidecar-${i}`,
-              claimMaxAttempts: 200,
-              claimBatch: 3,
-              freshnessMs: 10,
-              ticketTombstoneKeepMs: 0,
-              mirrorPruneEvery: 1,
-            }),
-          );
-        }
+        const stores = await racingStores(kv, s, gate);
         for (const st of SLOT_STATES) await stores[0]!.providerWriter.publish(st);
         gate.on = true;
         const inUse = new Map<string, number>();

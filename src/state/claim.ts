@@ -23,6 +23,10 @@ import { ticketJson } from "./ticket-codec.js";
 import { assertProviderName } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
 
+/** Retries of a won ticket's write after it failed, the first after this long (ms), doubling. */
+const WRITE_RETRIES = 6;
+const WRITE_RETRY_MS = 100;
+
 interface Pending {
   ticket: Ticket;
   leaseMs: number;
@@ -392,9 +396,11 @@ export class ClaimEngine {
       won.map((p) => p.ticket),
       (t) =>
         this.writeTicket(t).catch((err: unknown) => {
-          // The decision is committed in the guard: the next claim on the provider writes the
-          // ticket, or its lease ends it. The holder owns the room either way.
+          // The decision is committed in the guard, which later decisions carry until a copy
+          // sees the ticket (or its lease ends): the holder owns the room either way. Nobody
+          // else writes it (docs/rules/state.md §6, step 3), so keep trying in the background.
           this.o.logger.warn({ err, ticketId: t.ticketId }, "state: could not write a won ticket");
+          void this.writeLater(t);
         }),
     );
     for (const p of won) {
@@ -432,6 +438,23 @@ export class ClaimEngine {
     // Known written: no decision needs to wait for it.
     this.written.add(t.ticketId);
     if (this.written.size > 4096) this.written.delete(this.written.values().next().value as string);
+  }
+
+  /**
+   * Writes a won ticket whose first write failed (NATS away for a moment): a few times, with
+   * backoff, while the outcome is unknown. A write at revision 0 never brings back a ticket
+   * released meanwhile (its tombstone makes it fail).
+   */
+  private async writeLater(t: Ticket): Promise<void> {
+    for (let attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+      await new Promise((r) => setTimeout(r, WRITE_RETRY_MS * 2 ** attempt).unref());
+      try {
+        await this.writeTicket(t);
+        return;
+      } catch (err) {
+        if (!KubemootError.is(err, ErrorCode.StateUnavailable)) return;
+      }
+    }
   }
 
   /** Best effort: a tombstone keeps an abandoned pending ticket from ever being written. */
