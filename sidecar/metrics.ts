@@ -19,7 +19,9 @@ export interface SidecarMetrics {
 
 export function createSidecarMetrics(): SidecarMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "kubemoot_" });
+  // Event-loop lag sampled every 100 ms, not prom-client's 10 ms: the 10 ms timer alone cost an
+  // idle sidecar most of its CPU (docs/benchmarks.md "scale").
+  collectDefaultMetrics({ register: registry, prefix: "kubemoot_", eventLoopMonitoringPrecision: 100 });
   const place = new Counter({
     name: "kubemoot_place_total",
     help: "Placement attempts by result (placed, gpu-busy, model-too-large, prompt-too-large) and load kind",
