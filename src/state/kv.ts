@@ -96,6 +96,30 @@ export interface KvStore {
   close(): Promise<void>;
 }
 
+/**
+ * `b`, with every successful write's key and revision told to `note` (a copy's
+ * read-your-writes, docs/rules/state.md §10); reads and watches pass through.
+ */
+export function noteWrites(b: KvBucket, note: (key: string, revision: number) => void): KvBucket {
+  const told = (key: string, revision: number) => {
+    note(key, revision);
+    return revision;
+  };
+  return {
+    name: b.name,
+    settings: b.settings,
+    get: (k) => b.get(k),
+    put: async (k, v) => told(k, await b.put(k, v)),
+    create: async (k, v) => told(k, await b.create(k, v)),
+    update: async (k, v, r) => told(k, await b.update(k, v, r)),
+    delete: async (k, o) => told(k, await b.delete(k, o)),
+    keys: (p) => b.keys(p),
+    watch: (o) => b.watch(o),
+    headRevision: (f) => b.headRevision(f),
+    last: (f) => b.last(f),
+  };
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { FRESH_READ_MS } from "../core/index.js";
 import { type Logger, silentLogger } from "../log/index.js";
 import { CATCH_UP_TIMEOUT_MS } from "./defaults.js";
-import type { KvBucket, KvConnection, KvEntry, KvWatch } from "./kv.js";
+import { type KvBucket, type KvConnection, type KvEntry, type KvWatch, noteWrites } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
 import {
   type EarlyForget,
@@ -139,24 +139,7 @@ export class BucketMirror<T> {
    * until the copy holds that write (read-your-writes within one process, at no network cost).
    */
   tracked(): KvBucket {
-    const b = this.options.bucket;
-    const note = (rev: number) => {
-      this.noteWritten(rev);
-      return rev;
-    };
-    return {
-      name: b.name,
-      settings: b.settings,
-      get: (k) => b.get(k),
-      put: async (k, v) => note(await b.put(k, v)),
-      create: async (k, v) => note(await b.create(k, v)),
-      update: async (k, v, r) => note(await b.update(k, v, r)),
-      delete: async (k, o) => note(await b.delete(k, o)),
-      keys: (p) => b.keys(p),
-      watch: (o) => b.watch(o),
-      headRevision: (f) => b.headRevision(f),
-      last: (f) => b.last(f),
-    };
+    return noteWrites(this.options.bucket, (_, rev) => this.noteWritten(rev));
   }
 
   /** A write made through another handle of the bucket: the next `fresh()` waits for it too. */

@@ -209,9 +209,7 @@ export class NatsBucket implements KvBucket {
     let messages: ConsumerMessages;
     try {
       const updatesOnly = options.include !== "initial";
-      // "Updates" means every write after this call: starting just past the head read now makes
-      // it exact, wherever the server is once the consumer exists.
-      const from = updatesOnly ? (await this.headRevision()) + 1 : 0;
+      const from = await this.startRevision(updatesOnly);
       // An ordered pull consumer: nothing is sent before we ask for it, so no delivery can slip
       // past between creating the consumer and iterating it (docs/rules/state.md §4), and a
       // consumer lost on the server is recreated at the next sequence by the client.
@@ -254,12 +252,20 @@ export class NatsBucket implements KvBucket {
     };
   }
 
+  /**
+   * Where a watch starts. "Updates" means every write after the call: just past the head read
+   * now, wherever the server is once the consumer exists. 0: from the last value of each key.
+   */
+  private async startRevision(updatesOnly: boolean): Promise<number> {
+    return updatesOnly ? (await this.headRevision()) + 1 : 0;
+  }
+
   /** The KV client's own watch (a push consumer): see `pushWatches`. */
   private async pushWatch(options: WatchOptions): Promise<KvWatch> {
     let it: Awaited<ReturnType<Bucket["watch"]>>;
     try {
       const updatesOnly = options.include !== "initial";
-      const from = updatesOnly ? (await this.headRevision()) + 1 : 0;
+      const from = await this.startRevision(updatesOnly);
       it = await this.kv.watch({
         key: options.key ?? ">",
         include: updatesOnly ? KvWatchInclude.UpdatesOnly : KvWatchInclude.LastValue,

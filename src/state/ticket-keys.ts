@@ -143,13 +143,15 @@ function parseScoped(key: string): TicketsKey {
 
 function scopedLayout(holderId: string): KeyLayout {
   const ownNamespace = kvToken(namespaceOf(holderAgent(holderId)));
+  // Most tickets keyed here are this process's own: their namespace is computed once.
+  const namespaceOfHolder = (h: string | undefined) =>
+    h === undefined || h === holderId ? ownNamespace : kvToken(namespaceOf(holderAgent(h)));
   const p = (provider: string) => kvToken(provider);
   const ns = (agent: string) => kvToken(namespaceOf(agent));
   const nm = (agent: string) => kvToken(nameOf(agent));
   return {
     name: "scoped",
-    ticket: (r) =>
-      `t.${p(r.provider)}.${r.holderId === undefined ? ownNamespace : kvToken(namespaceOf(holderAgent(r.holderId)))}.${r.ticketId}`,
+    ticket: (r) => `t.${p(r.provider)}.${namespaceOfHolder(r.holderId)}.${r.ticketId}`,
     residency: (provider, model) => `r.${p(provider)}.${kvToken(model)}`,
     guard: (provider) => `g.${p(provider)}.claim`,
     suspect: (provider) => `s.${p(provider)}.suspect`,

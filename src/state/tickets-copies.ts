@@ -8,7 +8,7 @@
 // needed for a while are dropped.
 import { performance } from "node:perf_hooks";
 import type { ProviderState } from "../core/index.js";
-import type { KvBucket } from "./kv.js";
+import { type KvBucket, noteWrites } from "./kv.js";
 import type { BucketMirror, MirrorEvent } from "./mirror.js";
 import type { ProviderStateReader } from "./provider-state.js";
 import type { KeyLayout } from "./ticket-keys.js";
@@ -149,23 +149,7 @@ export class TicketsCopies {
    * `fresh()` also waits until it holds the write (read-your-writes, docs/rules/state.md §10).
    */
   tracked(bucket: KvBucket): KvBucket {
-    const note = (key: string, rev: number) => {
-      this.ofKey(key)?.noteWritten(rev);
-      return rev;
-    };
-    return {
-      name: bucket.name,
-      settings: bucket.settings,
-      get: (k) => bucket.get(k),
-      put: async (k, v) => note(k, await bucket.put(k, v)),
-      create: async (k, v) => note(k, await bucket.create(k, v)),
-      update: async (k, v, r) => note(k, await bucket.update(k, v, r)),
-      delete: async (k, o) => note(k, await bucket.delete(k, o)),
-      keys: (p) => bucket.keys(p),
-      watch: (o) => bucket.watch(o),
-      headRevision: (f) => bucket.headRevision(f),
-      last: (f) => bucket.last(f),
-    };
+    return noteWrites(bucket, (key, rev) => this.ofKey(key)?.noteWritten(rev));
   }
 
   /** Proves every copy followed now current (docs/rules/state.md §10). */
