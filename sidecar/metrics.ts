@@ -92,6 +92,14 @@ export function createSidecarMetrics(): SidecarMetrics {
     },
   });
   new Gauge({
+    name: "kubemoot_state_followed_models",
+    help: "Models whose demand this sidecar follows one by one (0: it follows the whole bucket; docs/rules/state.md §10.2)",
+    registers: [registry],
+    collect() {
+      this.set(state?.followedModels() ?? 0);
+    },
+  });
+  new Gauge({
     name: "kubemoot_tickets_active",
     help: "Tickets this sidecar holds now (held plans included)",
     registers: [registry],

@@ -130,7 +130,8 @@ class Load {
 
   private call(p: number): void {
     const provider = providerName(p);
-    const holder = agentHolderId(`crew-${p % 7}/pod-${this.seq % 97}`, 1);
+    const agent = `crew-${p % 7}/pod-${this.seq % 97}`;
+    const holder = agentHolderId(agent, 1);
     const keys = keyLayout("scoped", holder);
     const ticketId = `00000000-0000-4000-8000-${String(++this.seq).padStart(12, "0")}`;
     const key = keys.ticket({ provider, ticketId });
@@ -141,7 +142,7 @@ class Load {
       .catch(() => undefined);
     void this.demand
       .put(
-        keys.use(modelOf(p)),
+        keys.use(modelOf(p), agent),
         enc.encode(
           JSON.stringify({
             kind: "use",

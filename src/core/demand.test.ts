@@ -41,6 +41,26 @@ describe("§8 demand aggregation", () => {
     expect(d.get("m")?.recentUse).toBeCloseTo(2, 10);
     expect(d.get("m")?.lastUsedAtMs).toBe(NOW - 5);
   });
+  it("per-namespace use entries of one model add their rates; service time is the newest's", () => {
+    const use = (agent: string, rate: number, updatedAt: number, serviceMs: number): DemandEntry => ({
+      kind: "use",
+      model: "u",
+      agent,
+      rate,
+      updatedAt,
+      lastUsedAt: updatedAt,
+      expiresAt: later,
+      serviceMs,
+    });
+    // The newest entry sits in the middle, so neither first nor last in order wins by position.
+    const u = aggregateDemand(
+      [use("a/x", 1, NOW - 2, 300), use("b/y", 2, NOW, 900), use("c/z", 3, NOW - 1, 500)],
+      NOW,
+    );
+    expect(u.get("u")?.recentUse).toBeCloseTo(6, 3);
+    expect(u.get("u")?.serviceMs).toBe(900);
+    expect(u.get("u")?.lastUsedAtMs).toBe(NOW);
+  });
   it("predicted = Σ decayed selection rates of agents naming the model (each entry once)", () => {
     expect(d.get("m")?.predicted).toBeCloseTo(2, 10);
     // 2 + 1·0.25 (two half-lives)

@@ -43,6 +43,9 @@ export function aggregateDemand(entries: Iterable<DemandEntry>, nowMs: number): 
   const out = new Map<string, ModelDemand>();
   const waiters = new Map<string, Set<string>>();
   const intents = new Map<string, Set<string>>();
+  // A model may have several use entries (one per namespace, docs/rules/state.md §2.4): its
+  // service time is the most recently updated one's.
+  const serviceAt = new Map<string, number>();
   const get = (model: string): ModelDemand => {
     let d = out.get(model);
     if (d === undefined) {
@@ -74,7 +77,11 @@ export function aggregateDemand(entries: Iterable<DemandEntry>, nowMs: number): 
         const d = get(e.model);
         d.recentUse += decayedRate(num(e.rate), num(e.updatedAt), nowMs);
         d.lastUsedAtMs = Math.max(d.lastUsedAtMs, num(e.lastUsedAt));
-        if (num(e.serviceMs) > 0) d.serviceMs = num(e.serviceMs);
+        const at = num(e.updatedAt);
+        if (num(e.serviceMs) > 0 && at >= (serviceAt.get(e.model) ?? Number.NEGATIVE_INFINITY)) {
+          d.serviceMs = num(e.serviceMs);
+          serviceAt.set(e.model, at);
+        }
         break;
       }
       case "sel": {

@@ -28,11 +28,17 @@ async function setup(keyLayout: KeyLayoutName = "scoped") {
 describe("demand board", () => {
   // docs/rules/state.md §2.3 (kubemoot) and §2.4 (scoped: the agent's namespace a token of its own).
   it.each([
-    ["kubemoot", "wait.qwen2_2e5_3a14b.ns_2fagent", "intent.m1.ns_2fagent", "sel.ns_2fcrew.ns_2fagent"],
-    ["scoped", "wait.qwen2_2e5_3a14b.ns.agent", "intent.m1.ns.agent", "sel.ns.ns_2fcrew.agent"],
+    [
+      "kubemoot",
+      "wait.qwen2_2e5_3a14b.ns_2fagent",
+      "intent.m1.ns_2fagent",
+      "use.m1",
+      "sel.ns_2fcrew.ns_2fagent",
+    ],
+    ["scoped", "wait.qwen2_2e5_3a14b.ns.agent", "intent.m1.ns.agent", "use.m1.ns", "sel.ns.ns_2fcrew.agent"],
   ] as const)(
     "writes the %s layout's keys and Kubemoot's values",
-    async (layout, waitKey, intentKey, selKey) => {
+    async (layout, waitKey, intentKey, useKey, selKey) => {
       const { clock, store, bucket } = await setup(layout);
       await store.demand.putWait("qwen2.5:14b", "ns/agent");
       const w = decodeJson((await bucket.get(waitKey))!.value);
@@ -52,7 +58,7 @@ describe("demand board", () => {
         expiresAt: clock.ms + 180_000,
       });
       await store.demand.recordUse("m1", "ns/agent");
-      expect(await bucket.get("use.m1")).not.toBeNull();
+      expect(await bucket.get(useKey)).not.toBeNull();
       await store.demand.recordSelection("ns/crew", "ns/agent", ["m1", "m2"]);
       const s = decodeJson((await bucket.get(selKey))!.value);
       expect(s).toEqual({
@@ -93,7 +99,7 @@ describe("demand board", () => {
     const watch = await bucket.watch({ include: "updates" });
     let writes = 0;
     const counting = (async () => {
-      for await (const e of watch) if (e.key === "use.m") writes++;
+      for await (const e of watch) if (e.key.startsWith("use.m")) writes++;
     })();
     const rates = await Promise.all(Array.from({ length: 50 }, () => store.demand.recordUse("m", "a")));
     expect(rates.map((r) => r.rate).sort((x, y) => x - y)).toEqual(

@@ -19,11 +19,9 @@ import {
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { parseDemand } from "./demand-codec.js";
+import type { DemandCopies } from "./demand-copies.js";
 import { decodeJson, encodeJson, type KvBucket, type KvEntry } from "./kv.js";
-import type { BucketMirror } from "./mirror.js";
 import type { KeyLayout } from "./ticket-keys.js";
-
-export type DemandMirror = BucketMirror<DemandEntry>;
 
 export function demandDecoder(logger: Logger, ttlMs: number): (e: KvEntry) => DemandEntry | undefined {
   return (e) => {
@@ -56,7 +54,8 @@ export interface DemandBoardOptions {
   bucket: KvBucket;
   /** The demand keys' layout (docs/rules/state.md §2.4). */
   keys: KeyLayout;
-  mirror: DemandMirror;
+  /** The copies this process follows (the whole bucket, or per model: ./demand-copies.ts). */
+  copies: DemandCopies;
   /** Wall clock (epoch ms). */
   now: () => number;
   /** Lifetimes (ms); defaults 10 min (wait), 3 min (intent), 6 h (use, sel). */
@@ -75,6 +74,8 @@ export class DemandBoard {
   private readonly lingering = new Set<() => void>();
   /** Callers of flush() waiting for a key's drain to end. */
   private readonly drained = new Map<string, Set<() => void>>();
+  /** Models of the intents this process wrote, by thread (clearThread follows them first). */
+  private readonly threadModels = new Map<string, Set<string>>();
   /** This process's last write of each bumped key (newer than the copy until the watch delivers it). */
   private readonly lastWrites = new Map<string, { revision: number; value: DemandEntry }>();
 
@@ -97,6 +98,14 @@ export class DemandBoard {
     const entries = [...new Set(models)].map(
       (model): IntentEntry => ({ kind: "intent", model, agent, thread, expiresAt }),
     );
+    let written = this.threadModels.get(thread);
+    if (written === undefined) {
+      written = new Set();
+      this.threadModels.set(thread, written);
+      // Bounded: a thread never cleared here ends with its intents' lifetime anyway.
+      if (this.threadModels.size > 4096) this.threadModels.delete(this.threadModels.keys().next().value!);
+    }
+    for (const e of entries) written.add(e.model);
     await Promise.all(
       entries.map((e) => this.o.bucket.put(this.o.keys.intent(e.model, agent), encodeJson(e))),
     );
@@ -108,9 +117,11 @@ export class DemandBoard {
    * revision read, so an intent another thread wrote meanwhile stays. Returns how many went.
    */
   async clearThread(thread: string, agent?: string): Promise<number> {
-    await this.o.mirror.fresh();
+    // Followed per model, the copies hold the intents of the models this process wrote them for.
+    await this.o.copies.fresh(this.threadModels.get(thread) ?? []);
+    if (agent === undefined) this.threadModels.delete(thread);
     const doomed: { key: string; revision: number }[] = [];
-    for (const e of this.o.mirror.entries()) {
+    for (const e of this.o.copies.entries()) {
       const v = e.value;
       if (v?.kind !== "intent" || v.thread !== thread) continue;
       if (agent !== undefined && v.agent !== agent) continue;
@@ -140,7 +151,7 @@ export class DemandBoard {
    * without its load), when given, moves the fleet's service-time EMA of the model.
    */
   recordUse(model: string, agent: string, lingerMs = 0, serviceMs = 0): Promise<UseEntry> {
-    return this.bump(this.o.keys.use(model), lingerMs, (old, now): UseEntry => {
+    return this.bump(this.o.keys.use(model, agent), lingerMs, (old, now): UseEntry => {
       const prev = old?.kind === "use" ? old : undefined;
       const service = serviceMs > 0 ? recordLatency(prev?.serviceMs, serviceMs) : prev?.serviceMs;
       return {
@@ -170,17 +181,21 @@ export class DemandBoard {
     });
   }
 
-  /** Live entries, read at most 200 ms old (reused for up to 200 ms while nothing changed). */
-  async snapshot(): Promise<DemandSnapshot> {
-    await this.o.mirror.fresh();
+  /**
+   * Live entries, read at most 200 ms old (reused for up to 200 ms while nothing changed). A
+   * decision among `models` names them: copies followed per model then follow them (and the
+   * models resident where they run) first.
+   */
+  async snapshot(models?: readonly string[]): Promise<DemandSnapshot> {
+    await this.o.copies.fresh(models);
     const c = this.cached;
     const maxAge = this.o.snapshotCacheMs ?? FRESH_READ_MS;
     const fresh =
       c !== null && performance.now() - c.atMono <= maxAge && this.o.now() - c.snapshot.atMs <= maxAge;
-    if (c !== null && fresh && c.revision === this.o.mirror.revision) return c.snapshot;
+    if (c !== null && fresh && c.revision === this.o.copies.revision) return c.snapshot;
     const atMs = this.o.now();
     const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [] };
-    for (const e of this.o.mirror.entries()) {
+    for (const e of this.o.copies.entries()) {
       const v = e.value;
       if (v === undefined || !(v.expiresAt > atMs)) continue;
       s.entries.push(v);
@@ -189,7 +204,7 @@ export class DemandBoard {
       else if (v.kind === "use") s.use.push(v);
       else s.sel.push(v);
     }
-    this.cached = { atMono: performance.now(), revision: this.o.mirror.revision, snapshot: s };
+    this.cached = { atMono: performance.now(), revision: this.o.copies.revision, snapshot: s };
     return s;
   }
 
@@ -312,7 +327,7 @@ export class DemandBoard {
 
   /** The key as the watched copy (or our own newer write) has it; null when absent. */
   private localEntry(key: string): { revision: number; value: DemandEntry | undefined } | null {
-    const m = this.o.mirror.get(key);
+    const m = this.o.copies.get(key);
     const own = this.lastWrites.get(key);
     if (own !== undefined && (m === undefined || own.revision > m.revision)) return own;
     return m === undefined ? null : { revision: m.revision, value: m.value };

@@ -13,6 +13,7 @@ import {
   TICKET_TOMBSTONE_KEEP_MS,
 } from "./defaults.js";
 import { DemandBoard, demandDecoder } from "./demand.js";
+import { DemandCopies, type DemandScope } from "./demand-copies.js";
 import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
@@ -35,6 +36,8 @@ export interface StateStats {
   readonly watchEntries: Record<string, number>;
   /** Providers whose tickets this process follows one by one (none when it follows them all). */
   readonly followedProviders: () => number;
+  /** Models whose demand this process follows one by one (none when it follows it all, §10.2). */
+  readonly followedModels: () => number;
 }
 
 export interface StateStoreOptions {
@@ -90,6 +93,12 @@ export interface StateStoreOptions {
    * its calls can use).
    */
   ticketsScope?: TicketsScope;
+  /**
+   * Which demand this process follows (docs/rules/state.md §10.2): "all" (one copy of the whole
+   * bucket) or "candidates" (with the scoped layout, one filtered copy per model its decisions
+   * weigh, plus the selection rates); default: as `ticketsScope`.
+   */
+  demandScope?: DemandScope;
   /** Connection settings when the target is a NATS URL. */
   nats?: Omit<NatsKvOptions, "servers">;
 }
@@ -202,19 +211,38 @@ async function assemble(
     },
     ticketsBucket!,
   );
-  const demandMirror = new BucketMirror({
-    ...mirrorBase,
-    bucket: demandBucket!,
-    onEntry: counting(demandBucket!.name),
-    decode: demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs),
-  });
-  const mirrors = [stateMirror, demandMirror];
+  const decodeDemand = demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs);
+  const demandCopies = new DemandCopies(
+    {
+      keys,
+      scope: options.demandScope ?? options.ticketsScope ?? "all",
+      make: (filter) =>
+        new BucketMirror({
+          ...mirrorBase,
+          bucket: demandBucket!,
+          filter,
+          onEntry: counting(demandBucket!.name),
+          decode: decodeDemand,
+        }),
+      residents: () => ({
+        revision: `${providers.revision}/${copies.followed.length}`,
+        models: residentModels(providers, copies.followed),
+      }),
+    },
+    demandBucket!,
+  );
+  const mirrors = [stateMirror];
   try {
     const first = options.firstSnapshotTimeoutMs;
-    await Promise.all([...mirrors.map((m) => m.start(first)), copies.start(first)]);
+    await Promise.all([
+      ...mirrors.map((m) => m.start(first)),
+      copies.start(first),
+      demandCopies.start(first),
+    ]);
   } catch (err) {
     for (const m of mirrors) m.close();
     copies.close();
+    demandCopies.close();
     throw err;
   }
 
@@ -222,6 +250,7 @@ async function assemble(
     casConflicts: 0,
     watchEntries,
     followedProviders: () => copies.followed.length,
+    followedModels: () => demandCopies.followed.length,
   };
   const tickets = new TicketBook({
     tickets: copies.tracked(ticketsBucket!),
@@ -240,7 +269,12 @@ async function assemble(
       stats.casConflicts++;
     },
   });
-  const demand = new DemandBoard({ bucket: demandMirror.tracked(), keys, mirror: demandMirror, now });
+  const demand = new DemandBoard({
+    bucket: demandCopies.tracked(demandBucket!),
+    keys,
+    copies: demandCopies,
+    now,
+  });
   const capacity = new CapacityWatch({
     sources: [stateMirror, copies],
     now,
@@ -257,7 +291,7 @@ async function assemble(
     demand,
     capacity,
     get available() {
-      return stateMirror.available && copies.available;
+      return stateMirror.available && copies.available && demandCopies.available;
     },
     stats,
     close: async () => {
@@ -267,9 +301,20 @@ async function assemble(
       capacity.close();
       for (const m of mirrors) m.close();
       copies.close();
+      demandCopies.close();
       if (owned) await kv.close();
     },
   };
+}
+
+/** The models resident on `followed` providers (lazily: read only when the scope is recomputed). */
+function* residentModels(providers: ProviderStateReader, followed: readonly string[]): Iterable<string> {
+  for (const p of followed) {
+    const s = providers.peek(p);
+    if (s === undefined) continue;
+    yield* s.loadedModels ?? [];
+    yield* Object.keys(s.loadedModelFootprintsMiB ?? {});
+  }
 }
 
 /** Opens (or creates) a bucket, retrying while JetStream is not ready yet. */

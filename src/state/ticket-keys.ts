@@ -42,8 +42,17 @@ export interface KeyLayout {
   ticketByIdFilter(ticketId: string): string | undefined;
   wait(model: string, agent: string): string;
   intent(model: string, agent: string): string;
-  use(model: string): string;
+  /** The use-rate key `agent` bumps: one per model (kubemoot), one per model and namespace (scoped). */
+  use(model: string, agent: string): string;
   sel(crew: string, agent: string): string;
+  /**
+   * A demand-bucket filter matching exactly one model's wait, intent and use keys; undefined
+   * when the layout has none. It may also match selection keys (`sel.<ns>...` whose namespace
+   * token equals the model's): readers take those from the `selFilter` copy only.
+   */
+  modelFilter(model: string): string | undefined;
+  /** A demand-bucket filter matching every selection key; undefined when the layout has none. */
+  selFilter(): string | undefined;
 }
 
 /** Provider names become part of keys: Kubernetes names (letters, digits, `-`, `.`) pass. */
@@ -117,6 +126,8 @@ const kubemootLayout: KeyLayout = {
   intent: (model, agent) => `intent.${kvToken(model)}.${kvToken(agent)}`,
   use: (model) => `use.${kvToken(model)}`,
   sel: (crew, agent) => `sel.${kvToken(crew)}.${kvToken(agent)}`,
+  modelFilter: () => undefined,
+  selFilter: () => undefined,
 };
 
 // ---- scoped: kind, provider and namespace as tokens (docs/rules/state.md §2.4) ----
@@ -165,7 +176,11 @@ function scopedLayout(holderId: string): KeyLayout {
     ticketByIdFilter: (ticketId) => (/^[A-Za-z0-9-]+$/.test(ticketId) ? `t.*.*.${ticketId}` : undefined),
     wait: (model, agent) => `wait.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
     intent: (model, agent) => `intent.${kvToken(model)}.${ns(agent)}.${nm(agent)}`,
-    use: (model) => `use.${kvToken(model)}`,
+    // Per namespace: a namespace's sidecars share one counter per model (their rates add up
+    // in core's aggregateDemand), and a namespace's NATS user may write only its own.
+    use: (model, agent) => `use.${kvToken(model)}.${ns(agent)}`,
     sel: (crew, agent) => `sel.${ns(agent)}.${kvToken(crew)}.${nm(agent)}`,
+    modelFilter: (model) => `*.${kvToken(model)}.>`,
+    selFilter: () => "sel.>",
   };
 }

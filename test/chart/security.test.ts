@@ -44,8 +44,12 @@ function scopedWrites(namespaces: string[]): string[] {
     `${t}.g.*.claim`,
     `${t}.r.*.*`,
     `${t}.s.*.suspect`,
-    ...namespaces.flatMap((n) => [`${d}.wait.*.${n}.*`, `${d}.intent.*.${n}.*`, `${d}.sel.${n}.*.*`]),
-    `${d}.use.*`,
+    ...namespaces.flatMap((n) => [
+      `${d}.wait.*.${n}.*`,
+      `${d}.intent.*.${n}.*`,
+      `${d}.use.*.${n}`,
+      `${d}.sel.${n}.*.*`,
+    ]),
   ];
 }
 

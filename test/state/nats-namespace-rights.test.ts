@@ -142,13 +142,13 @@ describe("per-namespace NATS rights (scoped key layout, as the chart renders the
     await a.tickets.create(kept, json({ provider: "gpu-1" }));
     await a.tickets.purge(kept);
     // The shared keys: claim guard (compare-and-set, as the claim protocol writes it),
-    // residency overlay, suspect mark, use rate.
+    // residency overlay, suspect mark; and the namespace's use rate.
     const rev = await a.tickets.create("g.gpu-1.claim", json({ v: 1, pending: [] }));
     await a.tickets.update("g.gpu-1.claim", json({ v: 1, pending: [], stateRev: 1 }), rev);
     await b.tickets.put("g.gpu-1.claim", json({ v: 1, pending: [], stateRev: 2 }));
     await a.tickets.put("r.gpu-1.m", json({ provider: "gpu-1", modelName: "m" }));
     await a.tickets.put("s.gpu-1.suspect", json({ provider: "gpu-1", by: "crew-a/a1" }));
-    await a.demand.put("use.m", json({ kind: "use", model: "m" }));
+    await a.demand.put("use.m.crew-a", json({ kind: "use", model: "m" }));
     await a.demand.put("wait.m.crew-a.a1", json({ kind: "wait", model: "m" }));
     await a.demand.put("intent.m.crew-a.a1", json({ kind: "intent", model: "m" }));
     await a.demand.put("sel.crew-a.c.a1", json({ kind: "sel" }));
@@ -182,9 +182,11 @@ describe("per-namespace NATS rights (scoped key layout, as the chart renders the
     await refused(crewAUser, DEMAND, "wait.m.crew-b.b1", () => a.demand.delete("wait.m.crew-b.b1"));
     await refused(crewAUser, DEMAND, "intent.m.crew-b.x", () => a.demand.put("intent.m.crew-b.x", json({})));
     await refused(crewAUser, DEMAND, "sel.crew-b.c.a", () => a.demand.put("sel.crew-b.c.a", json({})));
+    await refused(crewAUser, DEMAND, "use.m.crew-b", () => a.demand.put("use.m.crew-b", json({})));
     expect(await op.demand.get("wait.m.crew-b.x")).toBeNull();
     expect((await op.demand.get("wait.m.crew-b.b1"))?.operation).toBe("PUT");
     expect(await op.demand.get("sel.crew-b.c.a")).toBeNull();
+    expect(await op.demand.get("use.m.crew-b")).toBeNull();
   });
 
   it("the server refuses sidecar users provider state, and the operator's user tickets and demand", async () => {
@@ -193,7 +195,7 @@ describe("per-namespace NATS rights (scoped key layout, as the chart renders the
     expect((await op.state.get("gpu-1"))?.json()).toEqual({ name: "gpu-1", endpoint: "http://gpu-1:11434" });
     const ticket = `t.gpu-1.crew-a.${id()}`;
     await refused(operatorUser, TICKETS, ticket, () => op.tickets.put(ticket, json({})));
-    await refused(operatorUser, DEMAND, "use.m", () => op.demand.put("use.m", json({})));
+    await refused(operatorUser, DEMAND, "use.m.crew-a", () => op.demand.put("use.m.crew-a", json({})));
   });
 
   it("a sidecar user reads all three buckets, any namespace's keys included", async () => {
