@@ -5,9 +5,12 @@
 // the scoped layout's keys. Each sidecar's crew (a fixed 20 pods) uses its 4 providers; the rest
 // of the fleet spreads over the other providers. Reported per sidecar: CPU as a share of one
 // core, RSS, entries received per second by bucket; the server's egress; a new store's replay of
-// 20,000 live keys; 32 sidecars started at once; put-to-copy latency with 16 watchers.
+// 20,000 live keys; 32 sidecars started at once; put-to-copy latency with 16 watchers; calls
+// above a one-slot copy's slots with 8 sidecars racing (./slots.ts).
 
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   agentHolderId,
@@ -20,7 +23,8 @@ import { NatsServer } from "../../test/helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import { processCpuMs } from "../lib/process-cpu.js";
-import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+import { markdownTable, repoRoot, runInfo, writeResult } from "../lib/report.js";
+import { slotsRun } from "./slots.js";
 
 const PROVIDERS = 200;
 const SIDECARS = 4;
@@ -64,12 +68,59 @@ function quantile(xs: number[], q: number): number {
 }
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+/** Epoch ms with sub-millisecond resolution, comparable across processes on this machine. */
+const wall = () => performance.timeOrigin + performance.now();
+
+/** A watcher process (./watcher.ts) following `filters`; resolves once its watches run. */
+function startWatcher(url: string, filters: string[]): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [path.join(repoRoot, "dist/bench/scale/watcher.js"), url, ...filters],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("watcher did not start in 30 s")), 30_000);
+    child.once("exit", (code) => reject(new Error(`watcher exited with ${code}`)));
+    child.stdout!.once("data", () => {
+      clearTimeout(t);
+      resolve(child);
+    });
+  });
+}
+
+/** Stops a watcher and reads its summary line. */
+function stopWatcher(child: ChildProcess): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += String(d);
+    });
+    child.removeAllListeners("exit");
+    child.once("exit", () => {
+      try {
+        resolve((JSON.parse(out.trim().split("\n").at(-1)!) as { lat: number[] }).lat);
+      } catch (err) {
+        reject(err);
+      }
+    });
+    child.stdin!.write("stop\n");
+  });
+}
 
 /** One pod's call as KV writes: its ticket, the ticket's delete, a use record. */
-function ticketValue(provider: string, ticketId: string, model: string, holderId: string): Uint8Array {
+function ticketValue(
+  provider: string,
+  ticketId: string,
+  model: string,
+  holderId: string,
+  sentAt?: number,
+): Uint8Array {
   const now = Date.now();
   return enc.encode(
     JSON.stringify({
+      ...(sentAt !== undefined ? { sentAt } : {}),
       ticketId,
       provider,
       modelFootprintMiB: 4000,
@@ -335,24 +386,34 @@ export async function run(_args: string[]): Promise<void> {
   process.stdout.write(`32 concurrent starts: ${ready} ready in ${readyS.toFixed(1)} s\n`);
 
   // Put-to-copy latency: watchers follow the same 4 providers with the copies' own watches (one
-  // filtered ordered consumer per provider, src/state); 420 writes/s go to those providers.
-  const latency = async (watcherCount: number) => {
-    const sent = new Map<string, number>();
+  // filtered ordered consumer per provider, src/state); 420 writes/s go to those providers. The
+  // watchers run in this process (sharing its one thread with the writer) or each in a process
+  // of its own, as sidecars do (./watcher.ts).
+  const latency = async (watcherCount: number, where: "in-process" | "processes") => {
     const lat: number[] = [];
     const watched = Array.from({ length: PER_SIDECAR }, (_, k) => providerName(100 + k));
     const lk = keyLayout("scoped", "bench/lat@1");
-    const watches = (
-      await Promise.all(
-        Array.from({ length: watcherCount }, () =>
-          Promise.all(watched.map((p) => tickets.watch({ include: "updates", key: lk.providerFilter(p)! }))),
-        ),
-      )
-    ).flat();
+    const filters = watched.map((p) => lk.providerFilter(p)!);
+    const children =
+      where === "processes"
+        ? await Promise.all(Array.from({ length: watcherCount }, () => startWatcher(server.url, filters)))
+        : [];
+    const watches =
+      where === "in-process"
+        ? (
+            await Promise.all(
+              Array.from({ length: watcherCount }, () =>
+                Promise.all(filters.map((key) => tickets.watch({ include: "updates", key }))),
+              ),
+            )
+          ).flat()
+        : [];
+    const dec = new TextDecoder();
     const loops = watches.map(async (w) => {
       for await (const e of w) {
         if (e.operation !== "PUT") continue;
-        const at = sent.get(e.key);
-        if (at !== undefined) lat.push(performance.now() - at);
+        const sentAt = (JSON.parse(dec.decode(e.value)) as { sentAt?: number }).sentAt;
+        if (sentAt !== undefined) lat.push(wall() - sentAt);
       }
     });
     const end = performance.now() + 8000;
@@ -363,8 +424,7 @@ export async function run(_args: string[]): Promise<void> {
         const p = watched[i % PER_SIDECAR]!;
         const id = `20000000-0000-4000-8000-${String(++i).padStart(12, "0")}`;
         const key = lk.ticket({ provider: p, ticketId: id });
-        sent.set(key, performance.now());
-        batch.push(tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1")));
+        batch.push(tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1", wall())));
       }
       await Promise.all(batch);
       await new Promise((r) => setTimeout(r, 100));
@@ -372,20 +432,28 @@ export async function run(_args: string[]): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
     for (const w of watches) w.stop();
     await Promise.all(loops);
+    for (const l of await Promise.all(children.map(stopWatcher))) lat.push(...l);
     return {
       p50_ms: round(quantile(lat, 0.5), 2),
       p99_ms: round(quantile(lat, 0.99), 2),
       samples: lat.length,
     };
   };
-  const lat1 = await latency(1);
-  const lat16 = await latency(16);
+  const lat1 = await latency(1, "in-process");
+  const lat16 = await latency(16, "in-process");
+  const lat1p = await latency(1, "processes");
+  const lat16p = await latency(16, "processes");
   process.stdout.write(
-    `put-to-copy: 1 watcher ${JSON.stringify(lat1)}, 16 watchers ${JSON.stringify(lat16)}\n`,
+    `put-to-copy in-process: 1 watcher ${JSON.stringify(lat1)}, 16 watchers ${JSON.stringify(lat16)}\n` +
+      `put-to-copy in processes: 1 watcher ${JSON.stringify(lat1p)}, 16 watchers ${JSON.stringify(lat16p)}\n`,
   );
 
   await fleet.close();
   await server.dispose();
+
+  // Slots across sidecars: 8 sidecar processes racing for one-slot copies (./slots.ts).
+  const slots = await slotsRun();
+  process.stdout.write(`slots: ${JSON.stringify(slots)}\n`);
 
   const at = (pods: number) =>
     phases.find((p) => p.pods === pods) as Record<string, number> & { pods: number };
@@ -409,9 +477,15 @@ export async function run(_args: string[]): Promise<void> {
       met:
         bucketRate(1000, "kubemoot_provider_tickets") / bucketRate(100, "kubemoot_provider_tickets") <= 1.5,
     },
+    engine_oversubscribed_max: {
+      value: slots.oversubscribed_max,
+      goal: 0,
+      met: slots.oversubscribed_max === 0 && slots.failed_calls === 0,
+    },
     replay_20k_keys_s: { value: replayScoped.s_median, goal: 1, met: replayScoped.s_median <= 1 },
     concurrent_start_ready_share: { value: ready / 32, goal: 1, met: ready === 32 },
-    put_to_copy_p99_ms_16_watchers: { value: lat16.p99_ms, goal: 5, met: lat16.p99_ms <= 5 },
+    // Watchers in processes of their own, as sidecars are.
+    put_to_copy_p99_ms_16_watchers: { value: lat16p.p99_ms, goal: 5, met: lat16p.p99_ms <= 5 },
   };
   const result = {
     ...info,
@@ -424,9 +498,11 @@ export async function run(_args: string[]): Promise<void> {
     replay_20k: { scoped: replayScoped, whole_bucket: replayAll },
     concurrent_starts: { sidecars: 32, ready, seconds: round(readyS, 1) },
     put_to_copy: { watchers_1: lat1, watchers_16: lat16 },
+    put_to_copy_processes: { watchers_1: lat1p, watchers_16: lat16p },
+    slots,
     extrapolation_1000_sidecars: {
       server_out_msgs_per_s: Math.round(num(1000, "sidecar_msgs_per_s_median") * 1000),
-      note: "each sidecar's entries grow with its providers' churn and with the provider-state and demand buckets, which it follows whole",
+      note: "each sidecar's ticket entries grow with its providers' churn and its demand entries with its models' (candidates and residents); the provider-state bucket, followed whole, grows with the fleet's state changes",
     },
     targets,
   };

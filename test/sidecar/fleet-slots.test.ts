@@ -4,12 +4,11 @@
 // counting pass-through in front of the engine (test instrumentation: it forwards every byte)
 // records how many generation requests the engine holds at once: never more than its one
 // slot. Every call still succeeds: the extra ones wait in their sidecars.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
+import { type CountingPassThrough, countingPassThrough } from "../helpers/counting-pass-through.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 
@@ -18,67 +17,10 @@ const CALLS_EACH = 2;
 /** Half the agents call one model, half the other. */
 const modelOf = (i: number) => (i % 2 === 0 ? "m-a" : "m-b");
 
-/** Forwards to `target`, counting each model's generation requests in flight at once. */
-function countingPassThrough(
-  target: string,
-): Promise<{ url: string; most: () => Map<string, number>; close: () => Promise<void> }> {
-  const t = new URL(target);
-  const now = new Map<string, number>();
-  const most = new Map<string, number>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      let model = "";
-      if (req.url === "/api/chat" || req.url === "/api/generate") {
-        try {
-          model = String((JSON.parse(body.toString("utf8")) as { model?: string }).model ?? "");
-        } catch {
-          model = "?";
-        }
-      }
-      if (model !== "") {
-        const n = (now.get(model) ?? 0) + 1;
-        now.set(model, n);
-        most.set(model, Math.max(most.get(model) ?? 0, n));
-      }
-      let done = false;
-      const end = () => {
-        if (!done && model !== "") now.set(model, (now.get(model) ?? 1) - 1);
-        done = true;
-      };
-      const up = http.request(
-        { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers },
-        (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-          r.on("end", end);
-        },
-      );
-      up.on("error", () => {
-        end();
-        res.destroy();
-      });
-      up.end(body);
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        most: () => most,
-        close: () => new Promise((r) => server.close(() => r())),
-      });
-    });
-  });
-}
-
 describe("slots enforced across sidecars", () => {
   let nats: NatsServer;
   let emulator: EmulatorHandle;
-  let front: Awaited<ReturnType<typeof countingPassThrough>>;
+  let front: CountingPassThrough;
   let operator: StateStore;
   let publisher: ProviderPublisher;
   const sidecars: SidecarProcess[] = [];
