@@ -8,36 +8,31 @@
 // 20,000 live keys; 32 sidecars started at once; put-to-copy latency with 16 watchers; calls
 // above a one-slot copy's slots with 8 sidecars racing (./slots.ts).
 
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import path from "node:path";
 import { performance } from "node:perf_hooks";
-import {
-  agentHolderId,
-  type KvBucket,
-  keyLayout,
-  openStateStore,
-  type StateStore,
-} from "../../src/state/index.js";
+import { keyLayout, openStateStore } from "../../src/state/index.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import { processCpuMs } from "../lib/process-cpu.js";
-import { markdownTable, repoRoot, runInfo, writeResult } from "../lib/report.js";
+import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+import {
+  CREW_PODS,
+  Load,
+  modelOf,
+  PER_SIDECAR,
+  PROVIDERS,
+  providerName,
+  quantile,
+  round,
+  SIDECARS,
+  ticketValue,
+} from "./fleet.js";
+import { putToCopy } from "./put-to-copy.js";
 import { slotsRun } from "./slots.js";
 
-const PROVIDERS = 200;
-const SIDECARS = 4;
-const PER_SIDECAR = 4;
-const CREW_PODS = 20;
-/** Pods of the whole fleet; 0 (last, once the sidecars are warm) is the sidecars at rest. */
 const FLEETS = [100, 300, 1000, 0];
 const WINDOW_MS = 15_000;
-const CALL_EVERY_S = 10;
-
-const enc = new TextEncoder();
-const providerName = (i: number) => `gpu-${String(i).padStart(3, "0")}`;
-const modelOf = (i: number) => `m-${i}`;
 
 function rssMiB(pid: number | undefined): number {
   try {
@@ -59,159 +54,6 @@ async function entries(s: SidecarProcess): Promise<Record<string, number>> {
 
 async function varz(server: NatsServer): Promise<{ out_msgs: number; out_bytes: number }> {
   return (await (await fetch(`${server.monitorUrl}/varz`)).json()) as { out_msgs: number; out_bytes: number };
-}
-
-function quantile(xs: number[], q: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
-
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-/** Epoch ms with sub-millisecond resolution, comparable across processes on this machine. */
-const wall = () => performance.timeOrigin + performance.now();
-
-/** A watcher process (./watcher.ts) following `filters`; resolves once its watches run. */
-function startWatcher(url: string, filters: string[]): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [path.join(repoRoot, "dist/bench/scale/watcher.js"), url, ...filters],
-    {
-      stdio: ["pipe", "pipe", "inherit"],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("watcher did not start in 30 s")), 30_000);
-    child.once("exit", (code) => reject(new Error(`watcher exited with ${code}`)));
-    child.stdout!.once("data", () => {
-      clearTimeout(t);
-      resolve(child);
-    });
-  });
-}
-
-/** Stops a watcher and reads its summary line. */
-function stopWatcher(child: ChildProcess): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += String(d);
-    });
-    child.removeAllListeners("exit");
-    child.once("exit", () => {
-      try {
-        resolve((JSON.parse(out.trim().split("\n").at(-1)!) as { lat: number[] }).lat);
-      } catch (err) {
-        reject(err);
-      }
-    });
-    child.stdin!.write("stop\n");
-  });
-}
-
-/** One pod's call as KV writes: its ticket, the ticket's delete, a use record. */
-function ticketValue(
-  provider: string,
-  ticketId: string,
-  model: string,
-  holderId: string,
-  sentAt?: number,
-): Uint8Array {
-  const now = Date.now();
-  return enc.encode(
-    JSON.stringify({
-      ...(sentAt !== undefined ? { sentAt } : {}),
-      ticketId,
-      provider,
-      modelFootprintMiB: 4000,
-      kvCacheFootprintMiB: 0,
-      holderId,
-      claimedAt: new Date(now).toISOString(),
-      modelName: model,
-      evicts: {},
-      expiresAt: now + 150_000,
-      coldLoad: false,
-    }),
-  );
-}
-
-class Load {
-  private timer: NodeJS.Timeout | undefined;
-  private seq = 0;
-  writes = 0;
-  constructor(
-    private readonly tickets: KvBucket,
-    private readonly demand: KvBucket,
-    private readonly state: StateStore,
-  ) {}
-
-  /** N pods: the crews' 20 pods each on their sidecar's providers, the rest on the others. */
-  start(pods: number): void {
-    this.stop();
-    const watched = SIDECARS * PER_SIDECAR;
-    // 0 pods: no calls at all, the provider states' heartbeats only.
-    const crewRate = pods === 0 ? 0 : (SIDECARS * CREW_PODS) / CALL_EVERY_S;
-    const restRate = Math.max(0, pods - SIDECARS * CREW_PODS) / CALL_EVERY_S;
-    const tickMs = 20;
-    let carry = 0;
-    let stateCarry = 0;
-    this.timer = setInterval(() => {
-      carry += ((crewRate + restRate) * tickMs) / 1000;
-      // Provider states: a heartbeat per provider every 60 s, and a change on 1 call in 10.
-      stateCarry += ((PROVIDERS / 60 + (crewRate + restRate) / 10) * tickMs) / 1000;
-      for (; carry >= 1; carry--) {
-        const crew = Math.random() * (crewRate + restRate) < crewRate;
-        const p = crew
-          ? Math.floor(Math.random() * watched)
-          : watched + Math.floor(Math.random() * (PROVIDERS - watched));
-        this.call(p);
-      }
-      for (; stateCarry >= 1; stateCarry--) {
-        const p = Math.floor(Math.random() * PROVIDERS);
-        void this.state.providerWriter.publish(
-          providerState(providerName(p), {
-            totalVramMiB: 81920,
-            availableModelFootprintsMiB: { [modelOf(p)]: 4000 },
-          }),
-        );
-        this.writes++;
-      }
-    }, tickMs);
-  }
-
-  private call(p: number): void {
-    const provider = providerName(p);
-    const agent = `crew-${p % 7}/pod-${this.seq % 97}`;
-    const holder = agentHolderId(agent, 1);
-    const keys = keyLayout("scoped", holder);
-    const ticketId = `00000000-0000-4000-8000-${String(++this.seq).padStart(12, "0")}`;
-    const key = keys.ticket({ provider, ticketId });
-    this.writes += 3;
-    void this.tickets
-      .put(key, ticketValue(provider, ticketId, modelOf(p), holder))
-      .then(() => this.tickets.delete(key))
-      .catch(() => undefined);
-    void this.demand
-      .put(
-        keys.use(modelOf(p), agent),
-        enc.encode(
-          JSON.stringify({
-            kind: "use",
-            model: modelOf(p),
-            rate: 1,
-            updatedAt: Date.now(),
-            lastUsedAt: Date.now(),
-            expiresAt: Date.now() + 3_600_000,
-          }),
-        ),
-      )
-      .catch(() => undefined);
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
 }
 
 export async function run(_args: string[]): Promise<void> {
@@ -385,64 +227,10 @@ export async function run(_args: string[]): Promise<void> {
   await Promise.all(starts.map((s) => (s.status === "fulfilled" ? s.value.stop() : Promise.resolve())));
   process.stdout.write(`32 concurrent starts: ${ready} ready in ${readyS.toFixed(1)} s\n`);
 
-  // Put-to-copy latency: watchers follow the same 4 providers with the copies' own watches (one
-  // filtered ordered consumer per provider, src/state); 420 writes/s go to those providers. The
-  // watchers run in this process (sharing its one thread with the writer) or each in a process
-  // of its own, as sidecars do (./watcher.ts).
-  const latency = async (watcherCount: number, where: "in-process" | "processes") => {
-    const lat: number[] = [];
-    const watched = Array.from({ length: PER_SIDECAR }, (_, k) => providerName(100 + k));
-    const lk = keyLayout("scoped", "bench/lat@1");
-    const filters = watched.map((p) => lk.providerFilter(p)!);
-    const children =
-      where === "processes"
-        ? await Promise.all(Array.from({ length: watcherCount }, () => startWatcher(server.url, filters)))
-        : [];
-    const watches =
-      where === "in-process"
-        ? (
-            await Promise.all(
-              Array.from({ length: watcherCount }, () =>
-                Promise.all(filters.map((key) => tickets.watch({ include: "updates", key }))),
-              ),
-            )
-          ).flat()
-        : [];
-    const dec = new TextDecoder();
-    const loops = watches.map(async (w) => {
-      for await (const e of w) {
-        if (e.operation !== "PUT") continue;
-        const sentAt = (JSON.parse(dec.decode(e.value)) as { sentAt?: number }).sentAt;
-        if (sentAt !== undefined) lat.push(wall() - sentAt);
-      }
-    });
-    const end = performance.now() + 8000;
-    let i = 0;
-    while (performance.now() < end) {
-      const batch: Promise<unknown>[] = [];
-      for (let k = 0; k < 42; k++) {
-        const p = watched[i % PER_SIDECAR]!;
-        const id = `20000000-0000-4000-8000-${String(++i).padStart(12, "0")}`;
-        const key = lk.ticket({ provider: p, ticketId: id });
-        batch.push(tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1", wall())));
-      }
-      await Promise.all(batch);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    for (const w of watches) w.stop();
-    await Promise.all(loops);
-    for (const l of await Promise.all(children.map(stopWatcher))) lat.push(...l);
-    return {
-      p50_ms: round(quantile(lat, 0.5), 2),
-      p99_ms: round(quantile(lat, 0.99), 2),
-      samples: lat.length,
-    };
-  };
-  const lat1 = await latency(1, "in-process");
-  const lat16 = await latency(16, "in-process");
-  const lat1p = await latency(1, "processes");
-  const lat16p = await latency(16, "processes");
+  const lat1 = await putToCopy(server.url, tickets, 1, "in-process");
+  const lat16 = await putToCopy(server.url, tickets, 16, "in-process");
+  const lat1p = await putToCopy(server.url, tickets, 1, "processes");
+  const lat16p = await putToCopy(server.url, tickets, 16, "processes");
   process.stdout.write(
     `put-to-copy in-process: 1 watcher ${JSON.stringify(lat1)}, 16 watchers ${JSON.stringify(lat16)}\n` +
       `put-to-copy in processes: 1 watcher ${JSON.stringify(lat1p)}, 16 watchers ${JSON.stringify(lat16p)}\n`,
