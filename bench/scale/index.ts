@@ -1,12 +1,9 @@
 // `bench scale` (docs/benchmarks.md "scale"): what following the shared state costs a sidecar as
-// the fleet grows, on a real nats-server with real sidecar processes and a synthetic fleet of
-// 200 providers. A load generator writes the KV traffic of N agent pods (one call per 10 s
-// each: a ticket, its delete, a use record; provider states on change and as heartbeats) with
-// the scoped layout's keys. Each sidecar's crew (a fixed 20 pods) uses its 4 providers; the rest
-// of the fleet spreads over the other providers. Reported per sidecar: CPU as a share of one
-// core, RSS, entries received per second by bucket; the server's egress; a new store's replay of
-// 20,000 live keys; 32 sidecars started at once; put-to-copy latency with 16 watchers; calls
-// above a one-slot copy's slots with 8 sidecars racing (./slots.ts).
+// the fleet grows, on a real nats-server with real sidecar processes and the synthetic fleet of
+// ./fleet.ts, whose load generator writes the KV traffic of N agent pods. Reported per sidecar:
+// CPU as a share of one core, RSS, entries received per second by bucket; the server's egress; a
+// new store's replay of 20,000 live keys; 32 sidecars started at once; put-to-copy latency
+// (./put-to-copy.ts); calls above a one-slot copy's slots with 8 sidecars racing (./slots.ts).
 
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";

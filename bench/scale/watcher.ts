@@ -5,11 +5,10 @@
 // clock on one machine) to its delivery here. Prints "ready" once its watches run; on "stop"
 // (stdin) prints its latencies (ms) as one JSON line and exits.
 // Usage: node dist/bench/scale/watcher.js <nats-url> <filter>...
-import { performance } from "node:perf_hooks";
 import { connectNatsKv } from "../../src/state/index.js";
+import { wall } from "./fleet.js";
 
 const [url, ...filters] = process.argv.slice(2);
-const wall = () => performance.timeOrigin + performance.now();
 const dec = new TextDecoder();
 
 async function main(): Promise<void> {
