@@ -18,8 +18,11 @@ export function proxyExtra(
       host,
       port,
       scheduler: ctx.scheduler,
-      // The proxy's catalog reads the watched copy directly: no wait on a per-call read.
+      // Calls read the watched copies directly: no wait on a per-call read. The model lists and
+      // the unknown-model check are fleet-wide (docs/rules/state.md §10.1).
       providers: () => ctx.state.providers.peekAll(),
+      fleet: () => ctx.state.providers.fleet(),
+      models: () => ctx.state.providers.offeredModels(),
       logger: ctx.logger,
       hooks: createProxyMetrics(ctx.registry),
       options: settings,

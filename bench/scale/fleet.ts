@@ -15,12 +15,6 @@ const enc = new TextEncoder();
 export const providerName = (i: number) => `gpu-${String(i).padStart(3, "0")}`;
 export const modelOf = (i: number) => `m-${i}`;
 
-export function quantile(xs: number[], q: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
-
 export const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 /** Epoch ms with sub-millisecond resolution, comparable across processes on this machine. */
 export const wall = () => performance.timeOrigin + performance.now();

@@ -12,7 +12,7 @@ import { NatsServer } from "../../test/helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { providerState } from "../../test/helpers/state-fixtures.js";
 import { processCpuMs } from "../lib/process-cpu.js";
-import { markdownTable, runInfo, writeResult } from "../lib/report.js";
+import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import {
   CREW_PODS,
   Load,
@@ -20,7 +20,6 @@ import {
   PER_SIDECAR,
   PROVIDERS,
   providerName,
-  quantile,
   round,
   SIDECARS,
   ticketValue,
@@ -139,17 +138,17 @@ export async function run(_args: string[]): Promise<void> {
       kv_writes_per_s: round((load.writes - w0) / dt, 1),
       sidecar_core_share_max: round(Math.max(...per.map((p) => p.core_share)), 4),
       sidecar_core_share_median: round(
-        quantile(
+        percentile(
           per.map((p) => p.core_share),
-          0.5,
+          50,
         ),
         4,
       ),
       sidecar_rss_mib_max: round(Math.max(...per.map((p) => p.rss_mib)), 1),
       sidecar_msgs_per_s_median: round(
-        quantile(
+        percentile(
           per.map((p) => p.msgs_per_s),
-          0.5,
+          50,
         ),
         1,
       ),
@@ -196,10 +195,10 @@ export async function run(_args: string[]): Promise<void> {
       await s.close();
     }
     return {
-      s_median: round(quantile(times, 0.5)),
+      s_median: round(percentile(times, 50)),
       s_min: round(Math.min(...times)),
       s_max: round(Math.max(...times)),
-      rss_growth_mib_median: round(quantile(rss, 0.5), 1),
+      rss_growth_mib_median: round(percentile(rss, 50), 1),
     };
   };
   const replayScoped = await replay("candidates");

@@ -6,8 +6,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { type KvBucket, keyLayout } from "../../src/state/index.js";
-import { repoRoot } from "../lib/report.js";
-import { modelOf, PER_SIDECAR, providerName, quantile, round, ticketValue, wall } from "./fleet.js";
+import { percentile, repoRoot } from "../lib/report.js";
+import { modelOf, PER_SIDECAR, providerName, round, ticketValue, wall } from "./fleet.js";
 
 export interface PutToCopy {
   p50_ms: number;
@@ -103,8 +103,8 @@ export async function putToCopy(
   await Promise.all(loops);
   for (const l of await Promise.all(children.map(stopWatcher))) lat.push(...l);
   return {
-    p50_ms: round(quantile(lat, 0.5), 2),
-    p99_ms: round(quantile(lat, 0.99), 2),
+    p50_ms: round(percentile(lat, 50), 2),
+    p99_ms: round(percentile(lat, 99), 2),
     samples: lat.length,
   };
 }

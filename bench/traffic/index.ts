@@ -9,7 +9,9 @@
 // - concurrency: one model, two single-slot GPUs, bursts of four concurrent calls. Reports
 //   p95, calls completed, how many calls ever queued at an engine behind a full slot, and how
 //   many spread to the second GPU.
-// Both: an independent follower of the tickets bucket counts revisions at which a card's live
+// - churn: thrash with the card probed every 300 ms instead of every 2 s, so its residency is
+//   republished as fast as it changes while the calls race (docs/rules/state.md §7).
+// All: an independent follower of the tickets bucket counts revisions at which a card's live
 // tickets needed more than its usable VRAM (target 0).
 // Flags: --seconds=N (per scenario and policy; default 30).
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
@@ -137,6 +139,8 @@ interface ScenarioSpec {
   callers: (sidecar: number, i: number) => string | undefined;
   callersPerSidecar: number;
   outputTokens: number;
+  /** How often the publisher probes the engines (ms); default 2000. */
+  probeMs?: number;
 }
 
 const THRASH: ScenarioSpec = {
@@ -150,6 +154,8 @@ const THRASH: ScenarioSpec = {
   callers: (_s, i) => (i % 2 === 0 ? "alpha:7b" : "beta:7b"),
   outputTokens: 100,
 };
+
+const CHURN: ScenarioSpec = { ...THRASH, name: "churn", probeMs: 300 };
 
 const CONCURRENCY: ScenarioSpec = {
   name: "concurrency",
@@ -186,7 +192,7 @@ async function runScenario(spec: ScenarioSpec, policy: Policy, seconds: number) 
       }),
     });
   }
-  const publisher = new ProviderPublisher({ sink: store.providerWriter, intervalMs: 2_000 });
+  const publisher = new ProviderPublisher({ sink: store.providerWriter, intervalMs: spec.probeMs ?? 2_000 });
   publisher.start();
   await publisher.setProviders(
     gpus.map((g) => ({
@@ -254,7 +260,7 @@ export async function run(args: string[]): Promise<void> {
   const m = args.map((a) => /^--seconds=(\d+)$/.exec(a)).find((x) => x !== null);
   const seconds = m ? Number(m[1]) : 30;
   const rows = [];
-  for (const spec of [THRASH, CONCURRENCY]) {
+  for (const spec of [THRASH, CHURN, CONCURRENCY]) {
     for (const policy of POLICIES) {
       process.stdout.write(`${spec.name} / ${policy}: ${seconds} s\n`);
       rows.push(await runScenario(spec, policy, seconds));

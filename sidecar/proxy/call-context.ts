@@ -19,6 +19,8 @@ export interface CallContext {
   settings: ProxySettings;
   dispatcher: Dispatcher;
   providers: (() => ProviderState[] | Promise<ProviderState[]>) | undefined;
+  /** Every model some provider offers, fleet-wide (ProxyOptions.models); else from `providers`. */
+  models?: (() => Iterable<string>) | undefined;
   logger: Logger;
   hooks: ProxyHooks;
   /** Aborted when the proxy shuts down (in-flight calls end, their tickets are released). */

@@ -93,6 +93,14 @@ export interface ProxyOptions {
    * those lists are empty and every model is left to the scheduler.
    */
   providers?: () => ProviderState[] | Promise<ProviderState[]>;
+  /**
+   * Where a sidecar follows only its candidates' providers (docs/rules/state.md §10.1):
+   * `fleet`, every provider's state for the model lists (/api/tags, /api/ps, /v1/models; read
+   * when asked), and `models`, every model some provider offers for the unknown-model check
+   * (synchronous). Without them both come from `providers`.
+   */
+  fleet?: () => Promise<ProviderState[]>;
+  models?: () => Iterable<string>;
   logger?: Logger;
   hooks?: ProxyHooks;
   options?: Partial<ProxySettings>;

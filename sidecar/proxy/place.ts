@@ -27,10 +27,19 @@ export function readStates(ctx: CallContext): States | Promise<States> {
   }
 }
 
+/** The states, when the source answers synchronously (the watched copy). */
+function syncStates(ctx: CallContext): States {
+  const v = readStates(ctx);
+  return Array.isArray(v) ? v : undefined;
+}
+
 /** model-not-found when no provider has the model and it is no configured or given candidate. */
 function checkKnown(ctx: CallContext, model: string, headers: CallHeaders, states: States): void {
-  if (!states || states.length === 0) return; // no state at all: unknown is not absent
-  if (knownModels(states).has(model)) return;
+  const known = ctx.models
+    ? new Set([...ctx.models()].map(normalizeModelName))
+    : states && knownModels(states);
+  if (!known || known.size === 0) return; // no state at all: unknown is not absent
+  if (known.has(model)) return;
   const cfg = ctx.scheduler.config;
   const listed = [...cfg.candidatesMulling, ...cfg.candidatesTriage, ...(headers.candidates ?? [])];
   if (listed.some((c) => normalizeModelName(c.model) === model)) return;
@@ -90,7 +99,9 @@ export function placed(
     return undefined;
   }
   call.queueWaitMs = acquired.queueWaitMs;
-  const state = states?.find((x) => x.name === acquired.placement.provider);
+  // A provider first followed for this call is in the copies now, if not in what was read before.
+  const name = acquired.placement.provider;
+  const state = states?.find((x) => x.name === name) ?? syncStates(call.ctx)?.find((x) => x.name === name);
   call.placed = new PlacedCall(call, request, acquired.placement, state);
   return call.placed;
 }

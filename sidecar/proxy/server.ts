@@ -120,6 +120,7 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     settings,
     dispatcher,
     providers: o.providers,
+    models: o.models,
     logger,
     hooks,
     shutdown: shutdown.signal,
@@ -136,7 +137,8 @@ export async function startProxy(o: ProxyOptions): Promise<ProxyServer> {
     draining: () => draining,
   };
   const providers = o.providers;
-  const states = async (): Promise<ProviderState[]> => (providers ? providers() : []);
+  const fleet = o.fleet;
+  const states = async (): Promise<ProviderState[]> => (fleet ? fleet() : providers ? providers() : []);
   const server: Server = createServer(
     { keepAlive: true, noDelay: true, ...http1LimitOptions(limits) },
     router(door, { settings, dispatcher, states }),

@@ -79,13 +79,13 @@ export class Placement {
 
   /**
    * Reads the shared state a decision among `models` needs (each read at most 200 ms old): the
-   * tickets of every provider that offers one of them (docs/rules/state.md §10.1), and the
+   * states and tickets of every provider that offers one of them (docs/rules/state.md §10.1), and the
    * demand of those models and of the models resident where they run (§10.2).
    */
   async read(models: readonly string[]): Promise<StateRead> {
     const { state } = this.d;
     const [providers, { tickets, residencies, suspects }, demand] = await Promise.all([
-      state.providers.list(),
+      state.providers.list(models),
       state.tickets.everything(models),
       state.demand.snapshot(models),
     ]);

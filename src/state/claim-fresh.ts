@@ -21,7 +21,7 @@ export class FreshCopies {
     const { copies, providers } = this.o;
     await Promise.all([
       copies.of(provider).fresh(since, this.decideAgeMs),
-      providers.fresh(this.decideAgeMs),
+      providers.fresh(this.decideAgeMs, provider),
     ]);
   }
 
@@ -31,7 +31,7 @@ export class FreshCopies {
    */
   freshEnough(provider: string): boolean {
     const { copies, providers } = this.o;
-    const confirmedAt = Math.min(copies.of(provider).confirmedAt, providers.confirmedAt);
+    const confirmedAt = Math.min(copies.of(provider).confirmedAt, providers.confirmedAt(provider));
     return performance.now() - confirmedAt <= this.decideAgeMs;
   }
 }

@@ -48,7 +48,7 @@ export async function writeWarmTicket(
     if (c.fresh.freshEnough(ticket.provider)) break;
     if (round >= 20) throw notFreshTogether();
   }
-  const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
+  const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt(ticket.provider));
   const stats: ClaimStats = {
     attempts: 1,
     conflicts: 0,

@@ -222,7 +222,7 @@ export class ClaimEngine {
     const now = this.o.now();
     const liveNow = now - this.o.leaseGraceMs;
     // What this decision read: the copies' revision and when they were last proven current.
-    const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt);
+    const confirmedAt = Math.min(mirror.confirmedAt, providers.confirmedAt(provider));
     const viewAgeMs = performance.now() - confirmedAt;
     const revision = mirror.revision;
     const stats = (p: Pending): ClaimStats => ({

@@ -18,12 +18,14 @@ import type { BucketSettings, KvBucket, KvStore } from "./kv.js";
 import { MemoryKvStore } from "./memory-kv.js";
 import { BucketMirror } from "./mirror.js";
 import { connectNatsKv, type NatsKvOptions } from "./nats-kv.js";
+import { offerDecoder } from "./provider-offers.js";
 import {
   type ProviderStateFilter,
   ProviderStateReader,
   ProviderStateWriter,
   providerStateDecoder,
 } from "./provider-state.js";
+import { ProviderStateCopies } from "./provider-state-copies.js";
 import { type KeyLayoutName, keyLayout } from "./ticket-keys.js";
 import { TicketBook } from "./tickets.js";
 import { TicketsCopies, type TicketsScope } from "./tickets-copies.js";
@@ -176,12 +178,31 @@ async function assemble(
     ...(options.mirrorPruneEvery !== undefined ? { pruneEvery: options.mirrorPruneEvery } : {}),
     logger,
   };
-  const stateMirror = new BucketMirror({
-    ...mirrorBase,
-    bucket: stateBucket!,
-    onEntry: counting(stateBucket!.name),
-    decode: providerStateDecoder(logger, options.acceptProvider),
-  });
+  // Per provider only where the tickets are too (tickets-copies.ts) and the layout has offers.
+  const ticketsScope = options.ticketsScope ?? "all";
+  const decodeState = providerStateDecoder(logger, options.acceptProvider);
+  const stateCopies = new ProviderStateCopies(
+    {
+      scoped: ticketsScope === "candidates" && keys.providerOffers,
+      make: (filter) =>
+        new BucketMirror({
+          ...mirrorBase,
+          bucket: stateBucket!,
+          filter,
+          onEntry: counting(stateBucket!.name),
+          decode: decodeState,
+        }),
+      makeCatalog: (filter) =>
+        new BucketMirror({
+          ...mirrorBase,
+          bucket: stateBucket!,
+          filter,
+          onEntry: counting(stateBucket!.name),
+          decode: offerDecoder,
+        }),
+    },
+    stateBucket!,
+  );
   const decodeTickets = ticketsDecoder(keys, logger);
   const makeTicketsMirror = (filter: string): TicketsMirror => {
     const m: TicketsMirror = new BucketMirror({
@@ -198,19 +219,28 @@ async function assemble(
     });
     return m;
   };
-  const providers = new ProviderStateReader(stateMirror, {
-    now,
-    staleMs: options.providerStaleMs ?? PROVIDER_STALE_MS,
-  });
   const copies = new TicketsCopies(
     {
       keys,
-      scope: options.ticketsScope ?? "all",
+      scope: ticketsScope,
       make: makeTicketsMirror,
-      providers,
+      catalog: {
+        get revision() {
+          return stateCopies.catalog?.revision ?? 0;
+        },
+        offers: () => stateCopies.offers(),
+      },
+      onFollow: (p) => stateCopies.follow(p),
+      onDrop: (p) => stateCopies.drop(p),
     },
     ticketsBucket!,
   );
+  const providers = new ProviderStateReader(stateCopies, {
+    now,
+    staleMs: options.providerStaleMs ?? PROVIDER_STALE_MS,
+    interest: (models) => copies.interest(models),
+    need: (p) => void copies.of(p),
+  });
   const decodeDemand = demandDecoder(logger, settings[MODEL_DEMAND_BUCKET]!.ttlMs);
   const demandCopies = new DemandCopies(
     {
@@ -231,16 +261,11 @@ async function assemble(
     },
     demandBucket!,
   );
-  const mirrors = [stateMirror];
   try {
     const first = options.firstSnapshotTimeoutMs;
-    await Promise.all([
-      ...mirrors.map((m) => m.start(first)),
-      copies.start(first),
-      demandCopies.start(first),
-    ]);
+    await Promise.all([stateCopies.start(first), copies.start(first), demandCopies.start(first)]);
   } catch (err) {
-    for (const m of mirrors) m.close();
+    stateCopies.close();
     copies.close();
     demandCopies.close();
     throw err;
@@ -276,7 +301,7 @@ async function assemble(
     now,
   });
   const capacity = new CapacityWatch({
-    sources: [stateMirror, copies],
+    sources: [stateCopies, ...(stateCopies.catalog !== undefined ? [stateCopies.catalog] : []), copies],
     now,
     ignoreKey: (key) => keys.parse(key).kind === "guard",
   });
@@ -286,12 +311,12 @@ async function assemble(
     kind: kv.kind,
     kv,
     providers,
-    providerWriter: new ProviderStateWriter(stateMirror.tracked()),
+    providerWriter: new ProviderStateWriter(stateCopies.tracked(stateBucket!), keys.providerOffers),
     tickets,
     demand,
     capacity,
     get available() {
-      return stateMirror.available && copies.available && demandCopies.available;
+      return stateCopies.available && copies.available && demandCopies.available;
     },
     stats,
     close: async () => {
@@ -299,7 +324,7 @@ async function assemble(
       closed = true;
       await demand.flush().catch(() => undefined); // lingering use writes (best effort)
       capacity.close();
-      for (const m of mirrors) m.close();
+      stateCopies.close();
       copies.close();
       demandCopies.close();
       if (owned) await kv.close();

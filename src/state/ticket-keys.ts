@@ -29,6 +29,11 @@ export interface TicketKeyRef {
 /** The keys of one layout, for the process whose tickets name `holderId`. */
 export interface KeyLayout {
   readonly name: KeyLayoutName;
+  /**
+   * Whether provider-state writers keep offer keys (`_o.<provider>`, provider-offers.ts) beside
+   * the states, so that a sidecar can follow its candidates' providers' states only.
+   */
+  readonly providerOffers: boolean;
   ticket(ref: TicketKeyRef): string;
   residency(provider: string, model: string): string;
   guard(provider: string): string;
@@ -111,6 +116,7 @@ function parseKubemoot(key: string): TicketsKey {
 
 const kubemootLayout: KeyLayout = {
   name: "kubemoot",
+  providerOffers: false,
   ticket: (r) => `${r.provider}__${r.ticketId}`,
   residency: (provider, model) => `${RESIDENCY_PREFIX}${provider}__${kvToken(model)}`,
   guard: (provider) => `${GUARD_PREFIX}${provider}`,
@@ -162,6 +168,7 @@ function scopedLayout(holderId: string): KeyLayout {
   const nm = (agent: string) => kvToken(nameOf(agent));
   return {
     name: "scoped",
+    providerOffers: true,
     ticket: (r) => `t.${p(r.provider)}.${namespaceOfHolder(r.holderId)}.${r.ticketId}`,
     residency: (provider, model) => `r.${p(provider)}.${kvToken(model)}`,
     guard: (provider) => `g.${p(provider)}.claim`,

@@ -4,13 +4,13 @@
 // churn of its own providers only, not the fleet's. Every claim, release and read names its
 // provider, so it asks for that provider's copy; one it has not followed yet is started on
 // demand and read once it holds a snapshot. The scope also grows ahead of use: the models a
-// call chooses among bring in every provider whose state offers them, and providers no call has
-// needed for a while are dropped.
+// call chooses among bring in every provider whose offer key lists them (provider-offers.ts),
+// and providers no call has needed for a while are dropped. The provider-state copies follow
+// the same providers (`onFollow`, `onDrop`).
 import { performance } from "node:perf_hooks";
-import type { ProviderState } from "../core/index.js";
 import { type KvBucket, noteWrites } from "./kv.js";
 import type { BucketMirror, MirrorEvent } from "./mirror.js";
-import type { ProviderStateReader } from "./provider-state.js";
+import { type Offer, offerCovers } from "./provider-offers.js";
 import type { KeyLayout } from "./ticket-keys.js";
 import type { TicketsMirror, TicketsValue } from "./tickets-view.js";
 
@@ -22,12 +22,22 @@ export interface TicketsCopiesOptions {
   scope: TicketsScope;
   /** Builds a copy following `filter` (unstarted). */
   make: (filter: string) => TicketsMirror;
-  /** The provider states that say which providers offer a model (scope "candidates"). */
-  providers?: ProviderStateReader;
+  /** The offer keys: which providers offer which models (scope "candidates"). */
+  catalog?: OfferCatalog;
+  /** A provider's copy was started (scope "candidates"). */
+  onFollow?: (provider: string) => void;
+  /** A provider's copy was dropped (scope "candidates"). */
+  onDrop?: (provider: string) => void;
   /** Monotonic clock (ms), for how long an unused provider stays followed; default performance.now. */
   monoNow?: () => number;
   /** A provider no read, claim or candidate model needed for this long is no longer followed (ms); default 10 min. */
   idleMs?: number;
+}
+
+/** The offers a sidecar scopes its copies by; `revision` moves whenever one changes. */
+export interface OfferCatalog {
+  readonly revision: number;
+  offers(): Iterable<Offer>;
 }
 
 interface Followed {
@@ -86,6 +96,7 @@ export class TicketsCopies {
       f = { mirror, usedAt: now };
       this.byProvider.set(provider, f);
       this.follow(mirror);
+      this.o.onFollow?.(provider);
       // A start that times out is retried by the copy itself; readers wait in fresh().
       mirror.start().catch(() => undefined);
     }
@@ -115,12 +126,12 @@ export class TicketsCopies {
    * (and keeps following those), and stops following providers idle for `idleMs`.
    */
   interest(models: Iterable<string>): void {
-    if (this.whole !== undefined || this.closed || this.o.providers === undefined) return;
+    if (this.whole !== undefined || this.closed || this.o.catalog === undefined) return;
     const now = this.monoNow();
     for (const m of models) this.models.set(m, now);
-    // The scope changes only with the provider states, a new model, or idleness: a call whose
-    // models are known on unchanged states costs one comparison, not a scan of the fleet.
-    const revision = this.o.providers.revision;
+    // The scope changes only with the offers, a new model, or idleness: a call whose models are
+    // known on unchanged offers costs one comparison, not a scan of the fleet.
+    const revision = this.o.catalog.revision;
     const s = this.scopedAt;
     if (s.revision === revision && s.models === this.models.size && now - s.at < this.idleMs / 10) {
       for (const p of this.byProvider.values()) if (p.wanted) p.usedAt = now;
@@ -128,10 +139,10 @@ export class TicketsCopies {
     }
     for (const [m, at] of this.models) if (now - at > this.idleMs) this.models.delete(m);
     const wanted = new Set<string>();
-    for (const s of this.o.providers.peekAll()) {
+    for (const o of this.o.catalog.offers()) {
       for (const m of this.models.keys()) {
-        if (offers(s, m)) {
-          wanted.add(s.name);
+        if (offerCovers(o, m)) {
+          wanted.add(o.provider);
           break;
         }
       }
@@ -192,19 +203,6 @@ export class TicketsCopies {
     this.unsubscribe.get(f.mirror)?.();
     this.unsubscribe.delete(f.mirror);
     f.mirror.close();
+    this.o.onDrop?.(provider);
   }
-}
-
-/**
- * Whether a provider's state says it can serve `model`: resident or on disk. A state that lists
- * no model at all says nothing, and counts as offering every model.
- */
-export function offers(s: ProviderState, model: string): boolean {
-  const disk = s.availableModelFootprintsMiB ?? {};
-  const loaded = s.loadedModelFootprintsMiB ?? {};
-  if (Object.hasOwn(disk, model) || Object.hasOwn(loaded, model) || s.loadedModels?.includes(model))
-    return true;
-  return (
-    Object.keys(disk).length === 0 && Object.keys(loaded).length === 0 && (s.loadedModels?.length ?? 0) === 0
-  );
 }

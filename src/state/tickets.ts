@@ -182,7 +182,7 @@ export class TicketBook {
   /** A provider's state, tickets, residencies and budget, read at most 200 ms old. */
   async view(provider: string): Promise<ProviderView> {
     const copy = this.copies.of(provider);
-    await Promise.all([copy.fresh(), this.providers.fresh()]);
+    await Promise.all([copy.fresh(), this.providers.fresh(undefined, provider)]);
     const now = this.o.now();
     const liveNow = now - this.o.leaseGraceMs;
     const state = this.providers.peek(provider);

@@ -52,3 +52,12 @@ export function schedulerClient(address: string): SchedulerClient {
     close: () => c.close(),
   };
 }
+
+/** Releases a placement's ticket as a call that succeeded in `latencyMs`; returns the answer. */
+export function releaseSucceeded(client: SchedulerClient, placement: Json, latencyMs = 1000): Promise<Json> {
+  return client.call("Release", {
+    ticketId: placement.ticketId,
+    outcome: "CALL_OUTCOME_SUCCEEDED",
+    latencyMs,
+  });
+}

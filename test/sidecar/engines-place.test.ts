@@ -10,7 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderState } from "../../src/core/shapes.js";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
-import { type Json, type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
+import {
+  type Json,
+  releaseSucceeded,
+  type SchedulerClient,
+  schedulerClient,
+} from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -103,12 +108,7 @@ async function place(candidates: Json[], extra: Json = {}): Promise<Json> {
 }
 
 async function release(p: Json): Promise<void> {
-  const r = await client.call("Release", {
-    ticketId: p.ticketId,
-    outcome: "CALL_OUTCOME_SUCCEEDED",
-    latencyMs: 1000,
-  });
-  expect(r.released).toBe(true);
+  expect((await releaseSucceeded(client, p)).released).toBe(true);
 }
 
 beforeAll(async () => {

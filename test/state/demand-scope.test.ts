@@ -39,7 +39,8 @@ describe("a store following its candidates' demand", () => {
       holderId: agentHolderId("crew/a1", 2),
       ticketsScope: "candidates",
     });
-    await waitUntil(async () => (await sidecar.providers.list()).length === 2);
+    // Both offers are in (docs/rules/state.md §2.1): what the sidecar follows is its own choice.
+    await waitUntil(() => sidecar.providers.offeredModels().size === 4);
   });
 
   afterAll(async () => {

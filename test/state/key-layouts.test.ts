@@ -29,20 +29,23 @@ describe("key layouts", () => {
 
   beforeAll(async () => {
     server = await NatsServer.start();
-    const op = await open("kubemoot", "op/operator");
-    for (const name of ["rack.gpu-1", "gpu-mix", "gpu-switch"]) {
-      await op.providerWriter.publish(
-        providerState(name, {
-          totalVramMiB: TOTAL,
-          availableModelFootprintsMiB: {
-            "qwen3:8b": 5000,
-            big: USABLE - 1000,
-            // Only rack.gpu-1 serves it: the sidecar processes' calls go there.
-            ...(name === "rack.gpu-1" ? { solo: 3000 } : {}),
-          },
-        }),
-      );
-    }
+    // The states are the same in both layouts; the scoped layout's operator also writes offer
+    // keys, by which its sidecars follow their candidates' providers (docs/rules/state.md §2.1).
+    const ops = [await open("kubemoot", "op/operator"), await open("scoped", "op/operator")];
+    for (const op of ops)
+      for (const name of ["rack.gpu-1", "gpu-mix", "gpu-switch"]) {
+        await op.providerWriter.publish(
+          providerState(name, {
+            totalVramMiB: TOTAL,
+            availableModelFootprintsMiB: {
+              "qwen3:8b": 5000,
+              big: USABLE - 1000,
+              // Only rack.gpu-1 serves it: the sidecar processes' calls go there.
+              ...(name === "rack.gpu-1" ? { solo: 3000 } : {}),
+            },
+          }),
+        );
+      }
     nc = await connect({ servers: server.url });
   });
 
