@@ -1,6 +1,7 @@
 // `bench scale`'s put-to-copy latency (docs/benchmarks.md "scale"): watchers follow 4 providers
 // with the copies' own watches (one filtered ordered consumer per provider, src/state) while 420
-// writes/s go to those providers. The watchers run in the bench's process (sharing its one thread
+// writes/s go to those providers, spread evenly (as many agents' calls arrive) or in bursts of 42
+// every 100 ms (the queueing tail of a burst). The watchers run in the bench's process (sharing its one thread
 // with the writer) or each in a process of its own, as sidecars do (./watcher.ts).
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -8,6 +9,8 @@ import { performance } from "node:perf_hooks";
 import { type KvBucket, keyLayout } from "../../src/state/index.js";
 import { percentile, repoRoot } from "../lib/report.js";
 import { modelOf, PER_SIDECAR, providerName, round, ticketValue, wall } from "./fleet.js";
+
+const WRITES_PER_S = 420;
 
 export interface PutToCopy {
   p50_ms: number;
@@ -58,6 +61,8 @@ export async function putToCopy(
   tickets: KvBucket,
   watcherCount: number,
   where: "in-process" | "processes",
+  /** "paced": writes spread evenly; "bursts": 42 at once every 100 ms. */
+  pattern: "paced" | "bursts" = "paced",
 ): Promise<PutToCopy> {
   const lat: number[] = [];
   const watched = Array.from({ length: PER_SIDECAR }, (_, k) => providerName(100 + k));
@@ -85,18 +90,31 @@ export async function putToCopy(
       if (sentAt !== undefined) lat.push(wall() - sentAt);
     }
   });
-  const end = performance.now() + 8000;
   let i = 0;
-  while (performance.now() < end) {
-    const batch: Promise<unknown>[] = [];
-    for (let k = 0; k < 42; k++) {
-      const p = watched[i % PER_SIDECAR]!;
-      const id = `20000000-0000-4000-8000-${String(++i).padStart(12, "0")}`;
-      const key = lk.ticket({ provider: p, ticketId: id });
-      batch.push(tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1", wall())));
+  const put = () => {
+    const p = watched[i % PER_SIDECAR]!;
+    const id = `20000000-0000-4000-8000-${String(++i).padStart(12, "0")}`;
+    const key = lk.ticket({ provider: p, ticketId: id });
+    return tickets.put(key, ticketValue(p, id, modelOf(100), "bench/lat@1", wall()));
+  };
+  const end = performance.now() + 8000;
+  if (pattern === "bursts") {
+    // 42 writes at once every 100 ms: the last of a burst queues behind the other 41.
+    while (performance.now() < end) {
+      await Promise.all(Array.from({ length: 42 }, put));
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await Promise.all(batch);
-    await new Promise((r) => setTimeout(r, 100));
+  } else {
+    // One write every 1000/420 ms, on a schedule that catches up after a late timer.
+    const inFlight: Promise<unknown>[] = [];
+    let next = performance.now();
+    while (next < end) {
+      inFlight.push(put());
+      next += 1000 / WRITES_PER_S;
+      const wait = next - performance.now();
+      if (wait >= 1) await new Promise((r) => setTimeout(r, wait));
+    }
+    await Promise.all(inFlight);
   }
   await new Promise((r) => setTimeout(r, 500));
   for (const w of watches) w.stop();

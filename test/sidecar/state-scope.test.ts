@@ -1,8 +1,8 @@
 // Provider states followed per candidate (docs/rules/state.md §2.1, §10.1), with real parts: a
 // nats-server, a sidecar process, and a fleet writer publishing provider states through the
 // state layer's writer (the operator's path), read by a grpc-js client loaded from the .proto.
-// The sidecar receives no provider-state update of a provider that offers none of its
-// candidates, however often it changes, and places on a provider as soon as it offers one; its
+// The sidecar receives no provider-state update (nor ticket) of a provider that offers none of
+// its candidates, however often it changes, and places on a provider as soon as it offers one; its
 // proxy's model lists and unknown-model check still cover the whole fleet.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
@@ -25,11 +25,11 @@ let fleet: StateStore;
 let sidecar: SidecarProcess;
 let client: SchedulerClient;
 
-/** The sidecar's own count of provider-state entries its watches delivered. */
-async function stateEntries(): Promise<number> {
+/** The sidecar's own count of the entries its watches of `bucket` delivered. */
+async function entries(bucket = "kubemoot_provider_state"): Promise<number> {
   const text = await (await fetch(`${sidecar.apiUrl}/metrics`)).text();
-  const m = /^kubemoot_state_watch_entries_total\{bucket="kubemoot_provider_state"\} (\d+)$/m.exec(text);
-  if (m === null) throw new Error(`no provider-state watch counter in:\n${text}`);
+  const m = new RegExp(`^kubemoot_state_watch_entries_total\\{bucket="${bucket}"\\} (\\d+)$`, "m").exec(text);
+  if (m === null) throw new Error(`no ${bucket} watch counter in:\n${text}`);
   return Number(m[1]);
 }
 
@@ -94,14 +94,22 @@ describe("a sidecar following its candidates' provider states", () => {
     expect(first.result, JSON.stringify(first)).toBe("placement");
     expect(first.placement.provider).toBe("gpu-0");
     await release(first.placement);
-    const before = await stateEntries();
+    const before = await entries();
+    const ticketsBefore = await entries("kubemoot_provider_tickets");
     for (let i = 1; i <= 20; i++) {
       for (const p of OTHERS) await fleet.providerWriter.publish(busy(p, i % 8, { "m-x": 4000 }));
     }
+    // Their tickets do not reach it either.
+    for (const p of OTHERS) {
+      const r = await fleet.tickets.claim({ provider: p, model: "m-x", modelFootprintMiB: 4000 });
+      expect(r.ok).toBe(true);
+      if (r.ok) await fleet.tickets.release(r.ticket);
+    }
     // A sentinel after them: once the sidecar has it, it would have had the others too.
     await fleet.providerWriter.publish(busy("gpu-0", 1, { [CANDIDATE]: 4000 }));
-    await waitUntil(async () => (await stateEntries()) > before, 5000);
-    expect(await stateEntries()).toBe(before + 1);
+    await waitUntil(async () => (await entries()) > before, 5000);
+    expect(await entries()).toBe(before + 1);
+    expect(await entries("kubemoot_provider_tickets")).toBe(ticketsBefore);
   });
 
   it("places on a provider as soon as it offers a candidate", async () => {
