@@ -1,8 +1,10 @@
-// Inference-server clients (Ollama first) and the probes of the other engines, over undici.
+// Inference-server clients (Ollama first) and the probes of the other engines, over undici; and
+// the generated GGUF model a real llama.cpp serves (gguf/).
 export { readDcgmFramebuffer } from "./dcgm.js";
 export { EngineHttp } from "./engine-http.js";
 export { EngineMismatchError, type EngineProbe, isEngineMismatch } from "./engine-probe.js";
 export { EngineProber, mismatchOr } from "./engine-prober.js";
+export { GGUF_PRESETS, type GgufPreset, writeLlamaGguf } from "./gguf/index.js";
 export { OllamaClient } from "./ollama-client.js";
 export {
   BYTES_PER_MIB,

@@ -15,6 +15,7 @@ export const COMMANDS = [
   "simulate",
   "fleet",
   "topology",
+  "gguf",
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 

@@ -12,4 +12,5 @@ export const commandLoaders: Record<string, () => Promise<Command>> = {
   simulate: async () => (await import("./simulate.js")).command,
   fleet: async () => (await import("./fleet.js")).command,
   topology: async () => (await import("./topology.js")).command,
+  gguf: async () => (await import("./gguf.js")).command,
 };
