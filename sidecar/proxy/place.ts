@@ -33,11 +33,20 @@ function syncStates(ctx: CallContext): States {
   return Array.isArray(v) ? v : undefined;
 }
 
+/** A models source's answer, normalised once for as long as the source answers the same object. */
+const normalized = new WeakMap<Iterable<string>, ReadonlySet<string>>();
+function normalizedModels(models: Iterable<string>): ReadonlySet<string> {
+  let n = normalized.get(models);
+  if (n === undefined) {
+    n = new Set([...models].map(normalizeModelName));
+    normalized.set(models, n);
+  }
+  return n;
+}
+
 /** model-not-found when no provider has the model and it is no configured or given candidate. */
 function checkKnown(ctx: CallContext, model: string, headers: CallHeaders, states: States): void {
-  const known = ctx.models
-    ? new Set([...ctx.models()].map(normalizeModelName))
-    : states && knownModels(states);
+  const known = ctx.models ? normalizedModels(ctx.models()) : states && knownModels(states);
   if (!known || known.size === 0) return; // no state at all: unknown is not absent
   if (known.has(model)) return;
   const cfg = ctx.scheduler.config;

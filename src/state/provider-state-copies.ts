@@ -134,13 +134,6 @@ export class ProviderStateCopies {
     await Promise.all(this.copies().map((m) => m.fresh(Number.NEGATIVE_INFINITY, maxAgeMs)));
   }
 
-  /** When every state copy was last proven current, the oldest of them (performance.now). */
-  get confirmedAt(): number {
-    let at = Number.POSITIVE_INFINITY;
-    for (const m of this.copies()) at = Math.min(at, m.confirmedAt);
-    return at;
-  }
-
   /** Counts every change any state copy delivered: it moves whenever a state changes. */
   get revision(): number {
     return this.changes;

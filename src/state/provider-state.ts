@@ -123,16 +123,22 @@ export class ProviderStateReader {
     return out;
   }
 
-  /** Every model some provider offers, fleet-wide: from the offer keys, else from the states. */
-  offeredModels(): Set<string> {
-    const out = new Set<string>();
-    if (this.source.scoped) {
-      for (const o of this.source.offers()) for (const m of o.models) out.add(m);
-      return out;
-    }
-    for (const s of this.peekAll()) for (const m of offeredModels(s)) out.add(m);
-    return out;
+  /**
+   * Every model some provider offers, fleet-wide: from the offer keys, else from the current
+   * states. The proxy asks at every call, so the offer keys' set is built again only after
+   * they changed, and is the same object until then.
+   */
+  offeredModels(): ReadonlySet<string> {
+    if (!this.source.scoped) return new Set(this.peekAll().flatMap(offeredModels));
+    const revision = this.source.catalog?.revision ?? 0;
+    if (this.offered?.revision === revision) return this.offered.models;
+    const models = new Set<string>();
+    for (const o of this.source.offers()) for (const m of o.models) models.add(m);
+    this.offered = { revision, models };
+    return models;
   }
+
+  private offered: { revision: number; models: ReadonlySet<string> } | undefined;
 
   /** The revision of a provider's state in the bucket itself, read now (one round trip). */
   headRevisionOf(name: string): Promise<number> {
@@ -178,9 +184,9 @@ export class ProviderStateReader {
     return this.source.fresh(maxAgeMs);
   }
 
-  /** Monotonic time (performance.now) at which the copies (or `provider`'s) were last proven current. */
-  confirmedAt(provider?: string): number {
-    return provider === undefined ? this.source.confirmedAt : this.copyOf(provider).confirmedAt;
+  /** Monotonic time (performance.now) at which `provider`'s copy was last proven current. */
+  confirmedAt(provider: string): number {
+    return this.copyOf(provider).confirmedAt;
   }
 
   private copyOf(name: string): BucketMirror<ProviderState> {

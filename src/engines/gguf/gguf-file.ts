@@ -175,6 +175,14 @@ export function writeGguf(
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
+/** `v >>> shift`, rounded to nearest, ties to even. */
+function shiftRound(v: number, shift: number): number {
+  const q = v >>> shift;
+  const rest = v & ((1 << shift) - 1);
+  const half = 1 << (shift - 1);
+  return rest > half || (rest === half && (q & 1) === 1) ? q + 1 : q;
+}
+
 /** IEEE 754 half precision, rounded to nearest even (weights here are small and finite). */
 export function toF16(values: Float32Array): Buffer {
   const out = Buffer.alloc(values.length * 2);
@@ -183,35 +191,14 @@ export function toF16(values: Float32Array): Buffer {
     const x = u32[0]!;
     const sign = (x >>> 16) & 0x8000;
     const exp = ((x >>> 23) & 0xff) - 127 + 15;
-    let mant = x & 0x7fffff;
+    const mant = x & 0x7fffff;
     let h: number;
-    if (exp <= 0) {
-      // Subnormal or zero: shift the implicit bit in.
-      if (exp < -10) h = sign;
-      else {
-        mant |= 0x800000;
-        const shift = 14 - exp;
-        let m = mant >>> shift;
-        const rest = mant & ((1 << shift) - 1);
-        const half = 1 << (shift - 1);
-        if (rest > half || (rest === half && (m & 1) === 1)) m++;
-        h = sign | m;
-      }
-    } else if (exp >= 31) {
-      h = sign | 0x7c00; // too large: infinity (never for these weights)
-    } else {
-      let m = mant >>> 13;
-      const rest = mant & 0x1fff;
-      let e = exp;
-      if (rest > 0x1000 || (rest === 0x1000 && (m & 1) === 1)) {
-        m++;
-        if (m === 0x400) {
-          m = 0;
-          e++;
-        }
-      }
-      h = e >= 31 ? sign | 0x7c00 : sign | (e << 10) | m;
-    }
+    // A rounding carry out of the mantissa moves into the exponent (or makes a subnormal the
+    // smallest normal); past the largest finite value it reaches infinity, 0x7c00.
+    if (exp >= 31) h = sign | 0x7c00;
+    else if (exp > 0) h = sign | Math.min(0x7c00, (exp << 10) + shiftRound(mant, 13));
+    else if (exp >= -10) h = sign | shiftRound(mant | 0x800000, 14 - exp);
+    else h = sign;
     out.writeUInt16LE(h, i * 2);
   }
   return out;

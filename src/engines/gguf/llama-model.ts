@@ -5,7 +5,7 @@
 // while the others are random, so greedy decoding never picks one and runs to max_tokens.
 import { Rng } from "../../prng/index.js";
 import { GGML_F16, GGML_F32, type MetaValue, type TensorSpec, writeGguf } from "./gguf-file.js";
-import { BOS_ID, EOS_ID, spmVocab, TOKEN_CONTROL, TOKEN_UNKNOWN, UNK_ID } from "./spm-vocab.js";
+import { BOS_ID, EOS_ID, spmVocab, TOKEN_CONTROL, TOKEN_UNKNOWN, UNK_ID, type Vocab } from "./spm-vocab.js";
 
 export interface LlamaShape {
   vocab: number;
@@ -35,8 +35,7 @@ const CHAT_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-function metadata(shape: LlamaShape, name: string): Map<string, MetaValue> {
-  const v = spmVocab(shape.vocab);
+function metadata(shape: LlamaShape, v: Vocab, name: string): Map<string, MetaValue> {
   const headDim = shape.embd / shape.heads;
   // llama.cpp's loader requires the architecture and its hyperparameters (llama.*), and the
   // tokenizer's model, tokens, scores and types; BOS/EOS/UNK name the special tokens it adds
@@ -70,7 +69,7 @@ function metadata(shape: LlamaShape, name: string): Map<string, MetaValue> {
   ]);
 }
 
-function tensors(shape: LlamaShape, rng: Rng): TensorSpec[] {
+function tensors(shape: LlamaShape, types: Int32Array, rng: Rng): TensorSpec[] {
   const wt = shape.type === "f16" ? GGML_F16 : GGML_F32;
   const kvWidth = (shape.embd / shape.heads) * shape.kvHeads;
   // Each tensor draws from a stream of its own, so one tensor's values do not depend on the others'.
@@ -91,7 +90,6 @@ function tensors(shape: LlamaShape, rng: Rng): TensorSpec[] {
     fill: (o) => o.fill(1),
   });
   const s = 1 / Math.sqrt(shape.embd);
-  const types = spmVocab(shape.vocab).types;
   const out: TensorSpec[] = [random("token_embd.weight", [shape.embd, shape.vocab], 1)];
   for (let l = 0; l < shape.layers; l++) {
     const b = `blk.${l}`;
@@ -142,10 +140,11 @@ export function writeLlamaGguf(
   if (shape.embd % shape.heads !== 0 || shape.heads % shape.kvHeads !== 0) {
     throw new Error("gguf: the width must split into the heads, and the heads into the KV heads");
   }
+  const vocab = spmVocab(shape.vocab);
   const bytes = writeGguf(
     file,
-    metadata(shape, `kubemoot-${preset}-seed${seed}`),
-    tensors(shape, new Rng(seed)),
+    metadata(shape, vocab, `kubemoot-${preset}-seed${seed}`),
+    tensors(shape, vocab.types, new Rng(seed)),
   );
   return { file, bytes, shape, seed };
 }
