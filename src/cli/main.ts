@@ -18,6 +18,8 @@ Commands:
   simulate     discrete-event simulation of scheduling policies
   fleet        dry run of fleet placement of model replicas
   topology     dry run of topology sources, profiles and gang admission
+  gguf         write a seeded llama-architecture GGUF model for a real llama.cpp
+  engine       a real llama.cpp server (node-llama-cpp) serving a directory of .gguf models
 
 Run 'kubemoot-scheduler <command> --help' for a command's flags.`;
 

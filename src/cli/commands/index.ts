@@ -13,4 +13,5 @@ export const commandLoaders: Record<string, () => Promise<Command>> = {
   fleet: async () => (await import("./fleet.js")).command,
   topology: async () => (await import("./topology.js")).command,
   gguf: async () => (await import("./gguf.js")).command,
+  engine: async () => (await import("./engine.js")).command,
 };
