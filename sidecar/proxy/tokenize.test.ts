@@ -8,12 +8,13 @@ describe("tokenize requests", () => {
     expect(tokenizeRequests("vllm", "m", chat)).toEqual([
       { path: "/tokenize", body: { model: "m", messages: chat.messages, add_generation_prompt: true } },
     ]);
-    expect(tokenizeRequests("llamacpp", "m", chat)?.map((r) => r.path)).toEqual([
-      "/apply-template",
-      "/tokenize",
+    // The model names which model counts on a llama.cpp server of several.
+    expect(tokenizeRequests("llamacpp", "m", chat)).toEqual([
+      { path: "/apply-template", body: { model: "m", messages: chat.messages } },
+      { path: "/tokenize", body: { model: "m", add_special: true } },
     ]);
     expect(tokenizeRequests("llamacpp", "m", { kind: "prompt", prompt: "p" })).toEqual([
-      { path: "/tokenize", body: { content: "p", add_special: true } },
+      { path: "/tokenize", body: { model: "m", content: "p", add_special: true } },
     ]);
     expect(tokenizeRequests("sglang", "m", chat)).toBeUndefined();
     expect(tokenizeRequests("sglang", "m", { kind: "prompt", prompt: "p" })).toEqual([

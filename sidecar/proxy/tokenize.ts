@@ -3,8 +3,8 @@
 // is the engine's (src/engines/README.md):
 //   vLLM (and a generic OpenAI server that has it): {model, messages, tools?} renders the chat
 //     template → {count, max_model_len, tokens}; {model, prompt} → the same for raw text;
-//   llama.cpp: POST /apply-template {messages} → {prompt}, then POST /tokenize {content} →
-//     {tokens};
+//   llama.cpp: POST /apply-template {model, messages} → {prompt}, then POST /tokenize {model,
+//     content, add_special} → {tokens} (`model` routes on a server of several models);
 //   SGLang: {model, prompt} (raw text only: its chat prompts are left to the estimate).
 // Counts are cached by a hash of what was tokenized while some call needs them, bounded; any
 // failure or a slow engine (over TOKENIZE_TIMEOUT_MS) gives undefined: the estimate decides.
@@ -76,11 +76,12 @@ export function tokenizeRequests(
 ): { path: string; body: Record<string, unknown> }[] | undefined {
   if (engine === "ollama") return undefined;
   if (engine === "llamacpp") {
+    // `model` routes the request on a server of several models; one of a single model ignores it.
     if (input.kind === "prompt")
-      return [{ path: "/tokenize", body: { content: input.prompt, add_special: true } }];
+      return [{ path: "/tokenize", body: { model, content: input.prompt, add_special: true } }];
     return [
-      { path: "/apply-template", body: { messages: input.messages } },
-      { path: "/tokenize", body: { add_special: true } }, // content: the rendered prompt
+      { path: "/apply-template", body: { model, messages: input.messages } },
+      { path: "/tokenize", body: { model, add_special: true } }, // content: the rendered prompt
     ];
   }
   if (input.kind === "prompt") return [{ path: "/tokenize", body: { model, prompt: input.prompt } }];

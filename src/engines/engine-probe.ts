@@ -23,6 +23,11 @@ export interface EngineProbe {
   kvCacheUsage?: number | undefined;
   /** The engine answers POST /tokenize. */
   tokenize: boolean;
+  /**
+   * Memory the engine's process holds (MiB), where it exports it: a CPU engine's footprint in
+   * place of the card (docs/rules/engines.md "A real llama.cpp engine").
+   */
+  residentMiB?: number | undefined;
 }
 
 /** What a prober remembers between probes of one provider (answers that do not change). */

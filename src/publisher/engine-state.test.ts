@@ -36,6 +36,13 @@ describe("toEngineProviderState", () => {
     });
   });
 
+  it("a CPU engine's resident memory is its footprint instead of the card's VRAM", () => {
+    const probe: EngineProbe = { ...vllm, engine: "llamacpp", models: ["tiny", "other"], residentMiB: 120 };
+    const s = toEngineProviderState({ ...cfg, totalVramMiB: 4096 }, probe, undefined, at);
+    expect(s.totalVramMiB).toBe(4096);
+    expect(s.loadedModelFootprintsMiB).toEqual({ tiny: 120, other: 0 });
+  });
+
   it.each<[string, Partial<EngineProbe>, number | undefined, number]>([
     ["the engine's own slots win", { engine: "llamacpp", slots: 4 }, 16, 4],
     ["else the configured count", { engine: "vllm" }, 64, 64],

@@ -7,6 +7,8 @@
 //
 // Slots: the engine's own count (llama.cpp total_slots, SGLang max_running_requests), else the
 // configured one, else for vLLM its default max_num_seqs (256; vLLM publishes no count), else 1.
+// Footprint: the first model is charged the card's VRAM, or the process's resident memory where
+// a llama.cpp server exports it (the project's CPU engine): host RAM stands for VRAM there.
 import type { ProviderState } from "../core/index.js";
 import type { EngineProbe } from "../engines/index.js";
 import { count, formatProbedAt, type ProviderProbeConfig } from "./provider-state.js";
@@ -50,7 +52,8 @@ export function toEngineProviderState(
     ready: true,
     lastProbedAt: formatProbedAt(probedAt),
     totalVramMiB,
-    loadedModelFootprintsMiB: footprints(probe.models, totalVramMiB),
+    // A CPU engine that tells its resident memory is charged that, not the card.
+    loadedModelFootprintsMiB: footprints(probe.models, count(probe.residentMiB) || totalVramMiB),
     availableModelFootprintsMiB: {},
     contextLength: contexts.length > 0 ? Math.max(...contexts) : count(config.contextLength),
     loadedModelContextLengths,

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { writeLlamaGguf } from "../../src/engines/index.js";
+import { GGUF_PRESETS, writeLlamaGguf } from "../../src/engines/index.js";
 import { assertBuilt, repoRoot } from "./sidecar-process.js";
 
 const bin = path.join(repoRoot, "bin", "kubemoot-scheduler.js");
@@ -29,8 +29,8 @@ export interface LlamaEngineProcess {
 }
 
 export interface EngineProcessOptions {
-  /** Models to write into a fresh directory: id → seed (the tiny preset), default {tiny: 1}. */
-  models?: Record<string, number>;
+  /** Models to write into a fresh directory: id → seed of the tiny preset (or a seed and a training context), default {tiny: 1}. */
+  models?: ModelSeeds;
   /** Serve this directory instead of writing models. */
   modelsDir?: string;
   /** Engine flags after --models (e.g. --parallel 2). */
@@ -40,12 +40,16 @@ export interface EngineProcessOptions {
   timeoutMs?: number;
 }
 
-/** Writes the models of `o.models` into a fresh directory and returns it. */
-export function writeModels(models: Record<string, number> = { tiny: 1 }): string {
+export type ModelSeeds = Record<string, number | { seed: number; context: number }>;
+
+/** Writes tiny models (each its seed, and its training context when given) into a fresh directory. */
+export function writeModels(models: ModelSeeds = { tiny: 1 }): string {
   const dir = mkdtempSync(path.join(tmpdir(), "kubemoot-engine-"));
   mkdirSync(dir, { recursive: true });
-  for (const [id, seed] of Object.entries(models))
-    writeLlamaGguf(path.join(dir, `${id}.gguf`), { seed, preset: "tiny" });
+  for (const [id, m] of Object.entries(models)) {
+    const { seed, context } = typeof m === "number" ? { seed: m, context: GGUF_PRESETS.tiny.context } : m;
+    writeLlamaGguf(path.join(dir, `${id}.gguf`), { seed, shape: { ...GGUF_PRESETS.tiny, context } });
+  }
   return dir;
 }
 
