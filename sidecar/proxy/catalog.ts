@@ -21,13 +21,33 @@ function probedAt(s: ProviderState, nowMs: number): number {
   return Number.isFinite(t) ? t : nowMs;
 }
 
-/** Every model name some provider has (loaded or on disk), normalised. */
-export function knownModels(states: readonly ProviderState[]): Set<string> {
+/** Every model name some provider has (loaded or on disk), as published. */
+export function publishedModels(states: readonly ProviderState[]): Set<string> {
   const out = new Set<string>();
   for (const s of states) {
-    for (const m of s.loadedModels ?? []) out.add(normalizeModelName(m));
-    for (const m of Object.keys(s.loadedModelFootprintsMiB ?? {})) out.add(normalizeModelName(m));
-    for (const m of Object.keys(s.availableModelFootprintsMiB ?? {})) out.add(normalizeModelName(m));
+    for (const m of s.loadedModels ?? []) out.add(m);
+    for (const m of Object.keys(s.loadedModelFootprintsMiB ?? {})) out.add(m);
+    for (const m of Object.keys(s.availableModelFootprintsMiB ?? {})) out.add(m);
+  }
+  return out;
+}
+
+/** Every model name some provider has (loaded or on disk), normalised. */
+export function knownModels(states: readonly ProviderState[]): Set<string> {
+  return new Set([...publishedModels(states)].map(normalizeModelName));
+}
+
+/**
+ * Published names that differ from their normalised form, by that form: an engine that serves
+ * `tiny` (llama.cpp's file name) or `Qwen/Qwen3-8B` (vLLM) is asked for those names, not for
+ * Ollama's `tiny:latest`. A name published in both spellings keeps Ollama's reading.
+ */
+export function publishedSpellings(published: Iterable<string>): Map<string, string> {
+  const all = new Set(published);
+  const out = new Map<string, string>();
+  for (const raw of all) {
+    const n = normalizeModelName(raw);
+    if (n !== raw && !all.has(n)) out.set(n, raw);
   }
   return out;
 }

@@ -53,7 +53,9 @@ function contextRefusal(p: PlacedCall, counted: ExactCount | undefined): Fit {
   if (counted) p.exactPromptTokens = counted.tokens;
   const ctxLen = counted?.limit || fixedContext(state, placement.model, placement.contextLength);
   const need = counted?.tokens ?? p.call.estimate.generous;
-  if (!(ctxLen > 0 && need > ctxLen)) return undefined;
+  // A prompt must leave room for one token: llama.cpp and vLLM refuse one that fills the
+  // context (src/engines/README.md).
+  if (!(ctxLen > 0 && need >= ctxLen)) return undefined;
   const size = counted ? `${need} tokens, counted by the engine` : `at least about ${need} tokens`;
   const { model, provider } = placement;
   const message =

@@ -8,7 +8,7 @@ import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { Acquired, PlaceInput } from "../../src/scheduler/index.js";
 import type { CallContext } from "./call-context.js";
 import { PlacedCall, type ProxyCall } from "./call-state.js";
-import { knownModels } from "./catalog.js";
+import { knownModels, publishedModels, publishedSpellings } from "./catalog.js";
 import { type CallHeaders, callCandidates } from "./kubemoot-headers.js";
 import { refusalError } from "./refusal-errors.js";
 import type { CallRequest } from "./validate.js";
@@ -44,6 +44,19 @@ function normalizedModels(models: Iterable<string>): ReadonlySet<string> {
   return n;
 }
 
+/** The published spellings (catalog.ts publishedSpellings) of a models source, computed once per answer. */
+const spelled = new WeakMap<Iterable<string>, ReadonlyMap<string, string>>();
+function spellings(ctx: CallContext, states: States): ReadonlyMap<string, string> {
+  if (!ctx.models) return states ? publishedSpellings(publishedModels(states)) : new Map();
+  const models = ctx.models();
+  let m = spelled.get(models);
+  if (m === undefined) {
+    m = publishedSpellings(models);
+    spelled.set(models, m);
+  }
+  return m;
+}
+
 /** model-not-found when no provider has the model and it is no configured or given candidate. */
 function checkKnown(ctx: CallContext, model: string, headers: CallHeaders, states: States): void {
   const known = ctx.models ? normalizedModels(ctx.models()) : states && knownModels(states);
@@ -67,15 +80,17 @@ export function placeInput(
 ): PlaceInput {
   const { scheduler, settings } = call.ctx;
   checkKnown(call.ctx, request.model, headers, states);
+  const spell = spellings(call.ctx, states);
   if (!request.loadOnly) call.estimate = scheduler.promptEstimate(0, request.promptChars);
   return {
     agent: headers.agent || settings.agent,
     threadId: headers.threadId,
     phase: headers.phase,
+    // Asked for as the providers publish them: an engine's `tiny`, not `tiny:latest`.
     candidates: callCandidates(
       request.model,
       headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
-    ),
+    ).map((c) => ({ ...c, model: spell.get(c.model) ?? c.model })),
     ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
     // The scheduler estimates from the chars (and keeps the generous count for refusals).
     promptTokens: 0,

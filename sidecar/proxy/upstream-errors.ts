@@ -3,6 +3,7 @@
 //   connection refused / reset, 5xx, 404 from the provider → provider-failure;
 //   429 / 503 from the provider (its own queue is full)    → provider-busy, with Retry-After;
 //   400 / 413 / 422 / 501 from the provider                → bad-request (the caller's body);
+//   a 500 refusing a field (llama.cpp's tools without --jinja) → bad-request;
 //   a 404 or 405 from the engine's router                  → route-not-served;
 //   no answer within the timeout                           → timeout.
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
@@ -44,6 +45,16 @@ export function describe(err: unknown): string {
   return code && !msg.includes(code) ? `${msg} (${code})` : msg;
 }
 
+/**
+ * 500s that refuse a field of the caller's request rather than fail: llama-server started
+ * without --jinja answers `tools` and `tool_choice` so (src/engines/README.md).
+ */
+const FIELD_REFUSALS = [/^tools? param requires --jinja flag$/, /^tool_choice param requires --jinja flag$/];
+
+function refusesField(status: number, message: string): boolean {
+  return status === 500 && FIELD_REFUSALS.some((re) => re.test(message));
+}
+
 function upstreamMessage(text: string): string {
   try {
     const v = JSON.parse(text) as { error?: unknown };
@@ -76,8 +87,9 @@ export function statusError(
       providerFault: false,
     };
   }
-  // 501: the engine cannot do this with this model (e.g. embeddings from a chat model).
-  if (status === 400 || status === 413 || status === 422 || status === 501) {
+  // 501: the engine cannot do this with this model (e.g. embeddings from a chat model). A 500
+  // that names a field the engine was not started to take refuses the request, not the engine.
+  if (status === 400 || status === 413 || status === 422 || status === 501 || refusesField(status, msg)) {
     const message = `the provider rejected the request: ${msg}`;
     return { error: new KubemootError(ErrorCode.InvalidArgument, message, { detail }), providerFault: false };
   }

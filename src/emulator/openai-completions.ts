@@ -78,7 +78,9 @@ export function completionSink(
       sse.begin();
       res.write(
         shown
-          .map((p) => sseEvent({ ...head, choices: [{ text: p.text, index: 0, finish_reason: null }] }))
+          .map((p) =>
+            sseEvent({ ...head, choices: [{ text: p.text, index: 0, logprobs: null, finish_reason: null }] }),
+          )
           .join(""),
       );
     },
@@ -86,13 +88,16 @@ export function completionSink(
       if (!stream) {
         sendJson(res, 200, {
           ...head,
-          choices: [{ text, index: 0, finish_reason: plan.reason }],
+          choices: [{ text, index: 0, logprobs: null, finish_reason: plan.reason }],
           usage: openaiUsage(result),
         });
         return;
       }
       sse.begin();
-      let out = sseEvent({ ...head, choices: [{ text: "", index: 0, finish_reason: plan.reason }] });
+      let out = sseEvent({
+        ...head,
+        choices: [{ text: "", index: 0, logprobs: null, finish_reason: plan.reason }],
+      });
       if (includeUsage) out += sseEvent({ ...head, choices: [], usage: openaiUsage(result) });
       res.end(`${out}data: [DONE]\n\n`);
     },

@@ -62,6 +62,9 @@ export class FixedModelGpu implements EmulatorGpu {
   private reserved = 0;
   private promptTotal = 0;
   private generatedTotal = 0;
+  private requestTotal = 0;
+  /** The most tokens one request held (prompt and output), llama.cpp's n_tokens_max. */
+  private maxTokens = 0;
 
   constructor(
     readonly spec: ModelSpec,
@@ -93,8 +96,13 @@ export class FixedModelGpu implements EmulatorGpu {
   }
 
   /** Prompt and generated tokens processed since start (the engines' counters). */
-  totals(): { promptTokens: number; generatedTokens: number } {
-    return { promptTokens: this.promptTotal, generatedTokens: this.generatedTotal };
+  totals(): { promptTokens: number; generatedTokens: number; requests: number; maxTokens: number } {
+    return {
+      promptTokens: this.promptTotal,
+      generatedTokens: this.generatedTotal,
+      requests: this.requestTotal,
+      maxTokens: this.maxTokens,
+    };
   }
 
   slotViews(): SlotView[] {
@@ -236,6 +244,7 @@ export class FixedModelGpu implements EmulatorGpu {
     job.startedAt = now;
     job.promptDoneAt = now + (job.spec.promptTokens / this.config.promptTokensPerS) * 1000;
     this.promptTotal += job.spec.promptTokens;
+    this.requestTotal++;
     this.schedule(job);
   }
 
@@ -254,6 +263,7 @@ export class FixedModelGpu implements EmulatorGpu {
     while (job.emitted < job.spec.outputTokens && this.dueOf(job, job.emitted + 1) <= now + 1e-9)
       job.emitted++;
     this.generatedTotal += job.emitted - first;
+    this.maxTokens = Math.max(this.maxTokens, job.spec.promptTokens + job.emitted);
     if (job.emitted > first) {
       job.observer.onTokens?.(first, job.emitted - first);
       if (job.state !== "running") return; // the observer cancelled it

@@ -36,31 +36,37 @@ async function applyTemplate(ctx: RequestContext): Promise<void> {
   sendJson(ctx.res, 200, { prompt: renderChat(req.messages, req.toolsJson) });
 }
 
+/** A slot's sampling settings as llama-server echoes them (its defaults). */
 function params(): Record<string, unknown> {
   return {
-    n_predict: -1,
     seed: 4294967295,
     temperature: 0.8,
     top_k: 40,
     top_p: 0.95,
     min_p: 0.05,
-    stream: true,
+    repeat_last_n: 64,
+    repeat_penalty: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    max_tokens: -1,
+    n_predict: -1,
+    stream: false,
   };
 }
 
 function props(pc: PersonalityContext, ctx: RequestContext): void {
   const { p } = pc;
   sendJson(ctx.res, 200, {
-    default_generation_settings: {
-      id: 0,
-      id_task: -1,
-      n_ctx: p.gpu.contextLength,
-      speculative: false,
-      is_processing: false,
-      params: params(),
-    },
+    // llama-server's code sends only these two here (its README's example shows more).
+    default_generation_settings: { n_ctx: p.gpu.contextLength, params: params() },
     total_slots: p.gpu.slots,
+    model_alias: p.spec.name,
     model_path: p.spec.name,
+    endpoint_slots: true,
+    endpoint_props: false,
+    endpoint_metrics: true,
+    bos_token: "<|bos|>",
+    eos_token: "<|eos|>",
     chat_template:
       "{% for m in messages %}<|im_start|><|{{ m.role }}|><|sep|>{{ m.content }}<|im_end|>{% endfor %}",
     modalities: { vision: false, audio: false },
@@ -79,26 +85,56 @@ function slots(pc: PersonalityContext, ctx: RequestContext): void {
   sendJson(
     ctx.res,
     200,
-    views.map((s) => ({
-      id: s.id,
-      id_task: s.taskId,
-      n_ctx: pc.p.gpu.contextLength,
-      speculative: false,
-      is_processing: s.processing,
-      params: params(),
-      next_token: {
-        has_next_token: s.processing,
-        has_new_line: false,
-        n_remain: s.remaining,
-        n_decoded: s.decoded,
-      },
-    })),
+    views.map((s) => {
+      const base = {
+        id: s.id,
+        n_ctx: pc.p.gpu.contextLength,
+        speculative: false,
+        is_processing: s.processing,
+      };
+      // A slot without a task has only these; llama-server sends next_token as a one-element array.
+      if (!s.processing) return base;
+      return {
+        ...base,
+        id_task: s.taskId,
+        n_prompt_tokens: s.promptTokens,
+        n_prompt_tokens_processed: s.promptTokens,
+        n_prompt_tokens_cache: 0,
+        params: params(),
+        next_token: [
+          { has_next_token: true, has_new_line: false, n_remain: s.remaining, n_decoded: s.decoded },
+        ],
+      };
+    }),
   );
 }
 
 function models(pc: PersonalityContext, ctx: RequestContext): void {
   const { spec } = pc.p;
   sendJson(ctx.res, 200, {
+    // The Ollama-style list llama-server adds beside OpenAI's.
+    models: [
+      {
+        name: spec.name,
+        model: spec.name,
+        modified_at: "",
+        size: "",
+        digest: "",
+        type: "model",
+        description: "",
+        tags: [""],
+        capabilities: ["completion"],
+        parameters: "",
+        details: {
+          parent_model: "",
+          format: "gguf",
+          family: "",
+          families: [""],
+          parameter_size: "",
+          quantization_level: "",
+        },
+      },
+    ],
     object: "list",
     data: [
       {
@@ -109,6 +145,7 @@ function models(pc: PersonalityContext, ctx: RequestContext): void {
         meta: {
           vocab_type: 2,
           n_vocab: 151_936,
+          n_ctx: pc.p.gpu.contextLength,
           n_ctx_train: spec.contextLength,
           n_embd: 4096,
           n_params: spec.parameterCount,

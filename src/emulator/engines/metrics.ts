@@ -63,8 +63,29 @@ export function engineMetrics(p: Personality, gpu: FixedModelGpu): EngineMetrics
       num_gpu_blocks: String(Math.floor(p.gpu.kvCapacityTokens / blockSize)),
     });
   } else if (p.engine === "llamacpp") {
+    // Seconds at the emulated rates; decode calls one per generated token and one per prompt.
+    const promptS = () => prompt() / p.gpu.promptTokensPerS;
+    const generatedS = () => generated() / p.gpu.tokensPerS;
     counter("llamacpp:prompt_tokens_total", "Number of prompt tokens processed.", prompt);
+    counter("llamacpp:prompt_seconds_total", "Prompt process time", promptS);
     counter("llamacpp:tokens_predicted_total", "Number of generation tokens processed.", generated);
+    counter("llamacpp:tokens_predicted_seconds_total", "Predict process time", generatedS);
+    counter(
+      "llamacpp:n_decode_total",
+      "Total number of llama_decode() calls",
+      () => gpu.totals().requests + generated(),
+    );
+    counter("llamacpp:n_tokens_max", "Largest observed n_tokens.", () => gpu.totals().maxTokens);
+    gauge(
+      "llamacpp:prompt_tokens_seconds",
+      "Average prompt throughput in tokens/s.",
+      () => p.gpu.promptTokensPerS,
+    );
+    gauge(
+      "llamacpp:predicted_tokens_seconds",
+      "Average generation throughput in tokens/s.",
+      () => p.gpu.tokensPerS,
+    );
     gauge("llamacpp:requests_processing", "Number of requests processing.", running);
     gauge("llamacpp:requests_deferred", "Number of requests deferred.", waiting);
     if (legacy) {

@@ -138,7 +138,8 @@ export function overflow(
   const { p } = pc;
   const ctx = p.gpu.contextLength;
   if (p.engine === "llamacpp") {
-    if (prompt <= ctx) return null; // a long answer stops at the context ("length")
+    // A prompt must leave room for a token; a long answer stops at the context ("length").
+    if (prompt < ctx) return null;
     return new EngineReply(400, {
       error: {
         code: 400,
