@@ -1,8 +1,9 @@
 // `kubemoot-scheduler demo` (what `npm start` runs): standalone (operator + publisher +
-// scheduler API + proxy on the embedded store) over two emulated GPUs (`--fleet prod`: two
-// Ollama cards; `--fleet mixed`: an Ollama card and a vLLM server), with the example crew
-// sending calls through the proxy, and a live view. Everything runs in this one process, so
-// stopping it leaves no child process and no open port behind.
+// scheduler API + proxy on the embedded store) over two GPUs (`--fleet prod`: two emulated
+// Ollama cards; `--fleet mixed`: an Ollama card and an emulated vLLM server; `--fleet real`: an
+// Ollama card and a real llama.cpp on the CPU), with the example crew sending calls through the
+// proxy, and a live view. Everything runs in this one process but the real llama.cpp, a child
+// process it stops on the way out, so stopping leaves no process and no open port behind.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -18,7 +19,6 @@ import {
   type DemoFleetName,
   emptyTotals,
   placementLine,
-  readKvCacheUsage,
   renderScreen,
   type Screen,
   startDemoFleet,
@@ -50,7 +50,7 @@ export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number
   const tty = o.out.isTTY === true;
   const logger = pino({ level: o.logLevel ?? "warn" }, pino.destination(2));
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubemoot-demo-"));
-  const fleet = await startDemoFleet(o.speed, DEMO_FLEETS[o.fleet ?? "prod"]);
+  const fleet = await startDemoFleet(o.speed, DEMO_FLEETS[o.fleet ?? "prod"], dir);
   let standalone: LaunchedStandalone | undefined;
   let traffic: CrewTraffic | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -89,23 +89,21 @@ export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number
     });
     traffic.start();
     const marks = new Map<string, string>();
-    // KV-cache use is scraped (async) each tick; the view renders the last value read.
-    const kvUsage = new Map<string, number | undefined>();
-    const sampleKv = () => {
-      for (const c of fleet.cards)
-        void readKvCacheUsage(c.card, c.emulator).then((u) => kvUsage.set(c.card.provider, u));
+    // What a card shows from its /metrics is scraped (async) each tick; the view renders the last read.
+    const sample = () => {
+      for (const c of fleet.cards) void c.sample();
     };
     const screen = (): Screen => ({
       elapsedS: (Date.now() - started) / 1000,
       speed: o.speed,
       seed: o.seed,
       cards: fleet.cards.map((c): CardView => {
-        const u = kvUsage.get(c.card.provider);
+        const u = c.kvCacheUsage();
         return {
           provider: c.card.provider,
           label: c.card.label,
           engine: c.card.engine,
-          state: c.emulator.state(),
+          state: c.state(),
           ...(u === undefined ? {} : { kvCacheUsage: u }),
         };
       }),
@@ -113,10 +111,10 @@ export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number
       totals,
     });
     let ticks = 0;
-    sampleKv();
+    sample();
     timer = setInterval(() => {
       ticks++;
-      sampleKv();
+      sample();
       if (tty) o.out.write(`\x1b[H\x1b[2J${renderScreen(screen(), marks)}\n`);
       else if (ticks % 5 === 0) o.out.write(`${statusLine(screen())}\n`);
     }, 1000);

@@ -1,27 +1,15 @@
-// The demo's GPUs: a fleet of emulated cards described as data (prod: two Ollama cards; mixed:
-// an Ollama card beside a vLLM server), and manifests (the example crew and the fleet's bundle)
-// pointed at them.
+// The demo's GPUs: a fleet of cards described as data (prod: two emulated Ollama cards; mixed:
+// an Ollama card beside an emulated vLLM server; real: an Ollama card beside a real llama.cpp on
+// this machine's CPU), and manifests (the example crew and the fleet's bundle) pointed at them.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Engine } from "../core/index.js";
-import { type EmulatorHandle, startEmulator } from "../emulator/index.js";
+import { startEmulator } from "../emulator/index.js";
 import { readPromSamples } from "../engines/index.js";
 import { repoRoot } from "../repo-root.js";
+import type { DemoCard, RunningCard } from "./card.js";
+import { startRealCard } from "./real-card.js";
 
-export interface DemoCard {
-  /** The ModelProvider name in the bundle's providers.yaml. */
-  provider: string;
-  label: string;
-  vramMiB: number;
-  /** ollama loads models on demand; vllm serves the one model it was started with. */
-  engine: Extract<Engine, "ollama" | "vllm">;
-  /** On-disk sizes (MiB) of the models it has; a vLLM card has exactly one. */
-  models: Record<string, number>;
-  /** Concurrent requests: Ollama's num_parallel, vLLM's max_num_seqs. */
-  slots: number;
-  /** The endpoint the example manifest names, replaced by the emulator's URL. */
-  exampleEndpoint: string;
-}
+export type { DemoCard, RunningCard } from "./card.js";
 
 export interface DemoFleetSpec {
   /** The bundle under examples/ the crew binds to. */
@@ -37,7 +25,7 @@ export const DEMO_MODELS: Record<string, number> = {
   "nomic-embed-text": 262,
 };
 
-export const DEMO_FLEET_NAMES = ["prod", "mixed"] as const;
+export const DEMO_FLEET_NAMES = ["prod", "mixed", "real"] as const;
 export type DemoFleetName = (typeof DEMO_FLEET_NAMES)[number];
 
 const OLLAMA_A: DemoCard = {
@@ -84,6 +72,24 @@ export const DEMO_FLEETS: Record<DemoFleetName, DemoFleetSpec> = {
       },
     ],
   },
+  // examples/real: a real llama.cpp on this machine's CPU, 2 slots, serving a generated model
+  // (its answers are noise; its tokens, context, slots and prompt cache are real).
+  real: {
+    bundle: "real",
+    cards: [
+      OLLAMA_A,
+      {
+        provider: "llama-real",
+        label: "CPU",
+        vramMiB: 4096,
+        engine: "llamacpp",
+        models: { "kubemoot-tiny": 1 },
+        slots: 2,
+        exampleEndpoint: "http://llama-real.kubemoot.svc:8080",
+        real: true,
+      },
+    ],
+  },
 };
 
 /** The context the example providers advertise (status.capacity.contextLength). */
@@ -91,54 +97,68 @@ export const DEMO_CONTEXT = 8192;
 
 export interface DemoFleet {
   bundle: string;
-  cards: { card: DemoCard; emulator: EmulatorHandle }[];
+  cards: RunningCard[];
   close(): Promise<void>;
 }
 
-/** Starts the emulated cards; `speed` 10 makes loads and tokens ten times faster than real. */
+/**
+ * Starts the cards: emulators (`speed` 10 makes loads and tokens ten times faster than real)
+ * and, for a `real` card, the real llama.cpp over generated models written into `workDir`.
+ */
 export async function startDemoFleet(
   speed: number,
   spec: DemoFleetSpec = DEMO_FLEETS.prod,
+  workDir?: string,
 ): Promise<DemoFleet> {
-  const cards: DemoFleet["cards"] = [];
+  const cards: RunningCard[] = [];
   try {
-    for (const card of spec.cards) {
-      const emulator = await startEmulator({
-        listen: "127.0.0.1:0",
-        engine: card.engine,
-        vramMiB: card.vramMiB,
-        models: card.models,
-        contextLength: DEMO_CONTEXT,
-        ...(card.engine === "ollama" ? { numParallel: card.slots } : { slots: card.slots }),
-        timeScale: 1 / speed,
-        tokensPerS: 40,
-      });
-      cards.push({ card, emulator });
-    }
+    for (const card of spec.cards)
+      cards.push(card.real ? await startRealCard(card, workDir) : await emulated(card, speed));
   } catch (err) {
-    for (const c of cards) await c.emulator.close();
+    for (const c of cards) await c.close();
     throw err;
   }
   return {
     bundle: spec.bundle,
     cards,
     async close() {
-      await Promise.all(cards.map((c) => c.emulator.close()));
+      await Promise.all(cards.map((c) => c.close()));
     },
   };
 }
 
+async function emulated(card: DemoCard, speed: number): Promise<RunningCard> {
+  const emulator = await startEmulator({
+    listen: "127.0.0.1:0",
+    engine: card.engine,
+    vramMiB: card.vramMiB,
+    models: card.models,
+    contextLength: DEMO_CONTEXT,
+    ...(card.engine === "ollama" ? { numParallel: card.slots } : { slots: card.slots }),
+    timeScale: 1 / speed,
+    tokensPerS: 40,
+  });
+  let kv: number | undefined;
+  return {
+    card,
+    url: emulator.url,
+    state: () => emulator.state(),
+    kvCacheUsage: () => kv,
+    async sample() {
+      kv = await readKvCacheUsage(card, emulator.url);
+    },
+    close: () => emulator.close(),
+  };
+}
+
 /**
- * The KV-cache share (0..1) a fixed-model card reports on its /metrics, read as the publisher
- * reads it; undefined for an Ollama card or when the scrape fails (the view then leaves it out).
+ * The KV-cache share (0..1) a vLLM card reports on its /metrics, read as the publisher reads it;
+ * undefined for any other card or when the scrape fails (the view then leaves it out).
  */
-export async function readKvCacheUsage(
-  card: DemoCard,
-  emulator: EmulatorHandle,
-): Promise<number | undefined> {
+async function readKvCacheUsage(card: DemoCard, url: string): Promise<number | undefined> {
   if (card.engine !== "vllm") return undefined;
   try {
-    const res = await fetch(`${emulator.url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
     if (!res.ok) return undefined;
     const [sample] = readPromSamples(await res.text(), (n) => n === "vllm:kv_cache_usage_perc");
     return sample && Number.isFinite(sample.value) ? sample.value : undefined;
@@ -156,7 +176,6 @@ export function writeDemoManifests(dir: string, fleet: DemoFleet): void {
     copyFileSync(path.join(root, "examples", f), path.join(dir, f.replace("/", "-")));
   }
   let providers = readFileSync(path.join(root, "examples", bundle, "providers.yaml"), "utf8");
-  for (const { card, emulator } of fleet.cards)
-    providers = providers.replace(card.exampleEndpoint, emulator.url);
+  for (const { card, url } of fleet.cards) providers = providers.replace(card.exampleEndpoint, url);
   writeFileSync(path.join(dir, `${bundle}-providers.yaml`), providers);
 }

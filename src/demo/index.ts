@@ -1,11 +1,11 @@
-// The demo's parts: emulated GPUs (a fleet described as data) with the example manifests,
+// The demo's parts: GPUs (a fleet described as data: emulators, and a real llama.cpp for
+// `--fleet real`) with the example manifests,
 // synthetic crew traffic, and the live view. The CLI's `demo` command (src/cli/run-demo.ts)
 // starts the standalone scheduler over them.
 export {
   DEMO_FLEET_NAMES,
   DEMO_FLEETS,
   type DemoFleetName,
-  readKvCacheUsage,
   startDemoFleet,
   writeDemoManifests,
 } from "./fleet.js";

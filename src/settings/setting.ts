@@ -16,6 +16,7 @@ export const COMMANDS = [
   "fleet",
   "topology",
   "gguf",
+  "engine",
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 

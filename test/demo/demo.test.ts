@@ -1,7 +1,7 @@
 // `kubemoot-scheduler demo` as a real process for 20 s (stdout not a TTY): it exits 0, and what
 // it printed shows placements on both GPUs, at least one cold load and one warm reuse. With
 // `--fleet mixed` one card is an Ollama and the other a vLLM server: both take calls.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { assertBuilt, repoRoot } from "../helpers/sidecar-process.js";
@@ -59,9 +59,29 @@ it("--fleet mixed: an Ollama card and a vLLM card both take the crew's calls", a
   expect(out).toMatch(/vllm-b: qwen3:14b\(run \d+, wait \d+, kv \d+\.\d%\)/);
 }, 60_000);
 
+it("--fleet real: a real llama.cpp on the CPU beside the Ollama card takes the crew's calls, and stops with the demo", async () => {
+  assertBuilt();
+  const { code, out } = await demo("--fleet", "real", "--duration", "15", "--speed", "20", "--seed", "7");
+  expect(code, out).toBe(0);
+  expect(out).toMatch(/GPUs ollama-a \(RTX 5090, ollama\) and llama-real \(CPU, llamacpp\)/);
+  const summary = /summary: calls (\d+), ok (\d+) \(([^)]*)\)/.exec(out);
+  expect(summary, out).not.toBeNull();
+  expect(summary![3]).toMatch(/llama-real \d+/);
+  // The crew speaks the Ollama API; on llama.cpp the proxy translates, and it is always warm.
+  expect(out).toMatch(/→ llama-real\s+warm/);
+  // The status line shows the real card's running and waiting requests.
+  expect(out).toMatch(/llama-real: kubemoot-tiny\(run \d+, wait \d+\)/);
+  // The engine was a child process; none is left once the demo has exited.
+  const left = spawnSync("pgrep", [
+    "-f",
+    "kubemoot-scheduler.js engine --listen 127.0.0.1:0 --models .*kubemoot-demo-",
+  ]);
+  expect(left.stdout.toString()).toBe("");
+}, 60_000);
+
 it("refuses an unknown --fleet with exit 2, naming the flag and the fleets there are", async () => {
   assertBuilt();
   const { code, out } = await demo("--fleet", "nope", "--duration", "1");
   expect(code, out).toBe(2);
-  expect(out).toContain('--fleet: expected one of prod, mixed, got "nope"');
+  expect(out).toContain('--fleet: expected one of prod, mixed, real, got "nope"');
 });

@@ -15,6 +15,10 @@ export const command: Command = {
 --fleet mixed puts an Ollama card and a vLLM card side by side (examples/mixed): the RTX 5090
 on Ollama and an emulated vLLM server on an L40S (46068 MiB) serving qwen3:14b; the crew's
 Ollama-API calls placed there are translated to its OpenAI routes by the proxy.
+--fleet real puts a real llama.cpp beside the Ollama card (examples/real): the engine command
+(node-llama-cpp on this machine's CPU, a process of its own, 2 slots) serving kubemoot-tiny, a
+model generated at start; its answers are noise, its tokens, context and slots are real. It
+needs the development install (node-llama-cpp).
 On a terminal the view redraws about once a second; otherwise it prints one line per call and
 a status line every 5 seconds. Ctrl-C stops everything.`,
   flags: {
@@ -27,7 +31,7 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
     fleet: {
       type: "string",
       default: "prod",
-      description: `emulated cards and example bundle: ${DEMO_FLEET_NAMES.join(" or ")} (examples/prod: two Ollama cards; examples/mixed: Ollama + vLLM)`,
+      description: `cards and example bundle: ${DEMO_FLEET_NAMES.join(", ")} (examples/prod: two Ollama cards; examples/mixed: Ollama + vLLM; examples/real: Ollama + a real llama.cpp on the CPU)`,
       value: "NAME",
     },
     seed: { type: "string", default: "1", description: "random seed of the synthetic traffic", value: "N" },
