@@ -21,7 +21,11 @@
 // pairs (direct and proxied back to back, alternating which goes first); the ratio and the
 // added TTFB are medians over the pairs, so that the load swings of a shared machine cancel
 // out. Per-case fields carry a _c1 / _c32 suffix. Options: --output-tokens=N (32 streams)
-// --short-tokens=N (1 stream) --tokens-per-s=N --rounds=N. BENCH_VERBOSE=1 prints every
+// --short-tokens=N (1 stream) --tokens-per-s=N --rounds=N --no-real.
+//
+// The real-engine row (bench/proxy/real.ts): OpenAI chat on a real llama.cpp serving the
+// generated ~100 MB model, direct vs through a sidecar process: real_added_ttfb_p50_ms (1
+// stream) and real_throughput_ratio (2 streams on its 2 slots). BENCH_VERBOSE=1 prints every
 // round; BENCH_CHILD_NODE_ARGS passes node flags (e.g. --cpu-prof) to the children.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -31,6 +35,7 @@ import { Agent, type Dispatcher } from "undici";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import { EMBED_MODEL, EMBED_PROMPT_TOKENS_PER_S, runEmbedCase, SATURATED_EMBED_MODEL } from "./embed.js";
 import { pairedRounds, round2, type StreamCase, type StreamRound, streamCase } from "./paired.js";
+import { REAL_MODEL, runRealEngineCase } from "./real.js";
 import { ENGINE_MODEL, runTranslatedCase, warmTranslated } from "./translated.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -288,6 +293,9 @@ export async function run(args: string[]): Promise<void> {
       arg(args, "embed-callers", 8),
     );
 
+    // The real engine (llama.cpp on the CPU, its own sidecar): --no-real leaves it out.
+    const real = args.includes("--no-real") ? undefined : await runRealEngineCase(dispatcher, rounds);
+
     // Baselines for the TTFB target: in-process Place+Release (the scheduler's own cost; the
     // sidecar also reports how long Place took inside the proxied calls above), then
     // Place+Release as an agent would call it without the proxy (over the API).
@@ -341,6 +349,19 @@ export async function run(args: string[]): Promise<void> {
       target_translated_throughput_ratio_met: t32.throughput_ratio >= 0.9,
       ...suffixed(t1, "translated_c1"),
       ...suffixed(t32, "translated_c32"),
+      // OpenAI chat on a real llama.cpp (the generated bench model), direct vs through a sidecar.
+      ...(real
+        ? {
+            real_model: REAL_MODEL,
+            real_model_bytes: real.modelBytes,
+            real_added_ttfb_p50_ms: real.c1.added_ttfb_p50_ms,
+            real_throughput_ratio: real.c2.throughput_ratio,
+            real_proxied_calls_that_waited: real.proxiedCallsThatWaited,
+            real_proxied_calls: real.proxiedCalls,
+            ...suffixed(real.c1, "real_c1"),
+            ...suffixed(real.c2, "real_c2"),
+          }
+        : {}),
       ...suffixed(c1, "c1"),
       ...suffixed(c32, "c32"),
     };
@@ -350,6 +371,12 @@ export async function run(args: string[]): Promise<void> {
       { path: "ollama", streams: 32, answer_tokens: outputTokens, ...c32 },
       { path: "translated", streams: 1, answer_tokens: shortTokens, ...t1 },
       { path: "translated", streams: 32, answer_tokens: outputTokens, ...t32 },
+      ...(real
+        ? [
+            { path: "real llama.cpp", streams: 1, answer_tokens: 32, ...real.c1 },
+            { path: "real llama.cpp", streams: 2, answer_tokens: 192, ...real.c2 },
+          ]
+        : []),
     ];
     process.stdout.write(`${markdownTable(rows)}\n\n`);
     process.stdout.write(

@@ -141,6 +141,9 @@ describe("llama.cpp engine: routes and shapes", () => {
     const fresh = await post("/v1/chat/completions", { messages: turn2, max_tokens: 2, cache_prompt: false });
     expect(fresh.json.usage.prompt_tokens_details.cached_tokens).toBe(0);
     expect(fresh.json.timings.prompt_n).toBe(second.usage.prompt_tokens);
+    // The engine's own prefill time: one token evaluated against the whole prompt, a ratio of
+    // about a hundred, so the order holds on a loaded machine too.
+    expect(again.json.timings.prompt_ms).toBeLessThan(fresh.json.timings.prompt_ms);
   });
 
   it("decodes greedily to the same tokens every time", async () => {
