@@ -3,6 +3,7 @@
 // /v1/models (meta with the real vocabulary, context and size), /slots (fail_on_no_slot=1
 // answers 503 when every slot is busy) and /metrics (always on here; llama-server needs
 // --metrics).
+import { llamacppOllamaStyleModel } from "../engines/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { type EngineRequest, type Handler, sendJson, sendText } from "./http.js";
 import type { EngineModel } from "./model-set.js";
@@ -42,26 +43,7 @@ const models: Handler = async (r) => {
   const created = r.state.startedAtS;
   sendJson(r.res, 200, {
     // The Ollama-style list llama-server adds beside OpenAI's.
-    models: r.state.models.map((m) => ({
-      name: m.id,
-      model: m.id,
-      modified_at: "",
-      size: "",
-      digest: "",
-      type: "model",
-      description: "",
-      tags: [""],
-      capabilities: ["completion"],
-      parameters: "",
-      details: {
-        parent_model: "",
-        format: "gguf",
-        family: "",
-        families: [""],
-        parameter_size: "",
-        quantization_level: "",
-      },
-    })),
+    models: r.state.models.map((m) => llamacppOllamaStyleModel(m.id)),
     object: "list",
     data: r.state.models.map((m) => ({
       id: m.id,

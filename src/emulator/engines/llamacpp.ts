@@ -2,6 +2,7 @@
 // the request names, /health, /props (n_ctx, total_slots), /slots, /metrics in llamacpp: names,
 // /tokenize ({content} → {tokens}) and /apply-template, which renders the chat template so that
 // tokenizing its prompt counts what the chat route counts.
+import { llamacppOllamaStyleModel } from "../../engines/index.js";
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
 import { HttpError, parseJsonBody, sendJson } from "../http-util.js";
@@ -113,28 +114,7 @@ function models(pc: PersonalityContext, ctx: RequestContext): void {
   const { spec } = pc.p;
   sendJson(ctx.res, 200, {
     // The Ollama-style list llama-server adds beside OpenAI's.
-    models: [
-      {
-        name: spec.name,
-        model: spec.name,
-        modified_at: "",
-        size: "",
-        digest: "",
-        type: "model",
-        description: "",
-        tags: [""],
-        capabilities: ["completion"],
-        parameters: "",
-        details: {
-          parent_model: "",
-          format: "gguf",
-          family: "",
-          families: [""],
-          parameter_size: "",
-          quantization_level: "",
-        },
-      },
-    ],
+    models: [llamacppOllamaStyleModel(spec.name)],
     object: "list",
     data: [
       {
