@@ -65,6 +65,12 @@ export interface EmulatorOptions {
   slots?: number;
   /** Personalities: KV-cache capacity in tokens (default from VRAM, or n_ctx for llama.cpp). */
   kvCacheTokens?: number;
+  /**
+   * vLLM's --enable-prompt-tokens-details, SGLang's --enable-cache-report: report the prompt
+   * tokens reused from the cache in usage.prompt_tokens_details (off by default, as there).
+   * Ollama and llama.cpp always report them.
+   */
+  cacheReport?: boolean;
 }
 
 export const EMULATOR_ENGINES = ["ollama", "vllm", "llamacpp", "sglang"] as const;
@@ -92,6 +98,8 @@ export interface ResolvedConfig {
   kvCacheTokens: number | undefined;
   /** Personalities only: --context-length as given (0 = the model's own). */
   contextLengthOption: number;
+  /** vLLM and SGLang: usage.prompt_tokens_details is reported (their flags). */
+  cacheReport: boolean;
 }
 
 export const DEFAULTS = {
@@ -142,6 +150,7 @@ const OPTION_KEYS = new Set([
   "engineVersion",
   "slots",
   "kvCacheTokens",
+  "cacheReport",
 ]);
 
 /** Parses "HOST:PORT", "[::1]:PORT", ":PORT", "HOST" (port 11434) or "http://HOST:PORT". */
@@ -264,6 +273,8 @@ export function resolveConfig(options: EmulatorOptions = {}): ResolvedConfig {
     throw invalidArgument("version", "must be a non-empty string");
   if (options.dcgm !== undefined && typeof options.dcgm !== "boolean")
     throw invalidArgument("dcgm", "must be true or false");
+  if (options.cacheReport !== undefined && typeof options.cacheReport !== "boolean")
+    throw invalidArgument("cacheReport", "must be true or false");
   return {
     host,
     port,
@@ -293,6 +304,7 @@ export function resolveConfig(options: EmulatorOptions = {}): ResolvedConfig {
         ? undefined
         : num("kvCacheTokens", options.kvCacheTokens, 1, { integer: true, min: 1 }),
     contextLengthOption: contextLength,
+    cacheReport: options.cacheReport === true,
   };
 }
 

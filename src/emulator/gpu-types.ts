@@ -2,6 +2,7 @@
 // its configuration, a request (job) with its observer and result, and the snapshots the admin
 // API, the DCGM exporter and the simulation read.
 import type { ModelSpec } from "./catalog.js";
+import type { PromptChain, PromptPart } from "./prompt-cache.js";
 
 export interface GpuConfig {
   vramMiB: number;
@@ -31,6 +32,11 @@ export interface JobSpec {
   outputTokens: number;
   /** Fault: after this many tokens, pause for `ms` (Infinity = until cancelled). */
   stall?: { afterTokens: number; ms: number } | undefined;
+  /**
+   * The prompt as a prompt cache sees it (prompt-cache.ts), and the answer as the next turn of
+   * the conversation will send it back; absent: nothing is cached or reused.
+   */
+  cache?: { chain: PromptChain; answer?: PromptPart | undefined } | undefined;
 }
 
 export interface JobResult {
@@ -40,6 +46,8 @@ export interface JobResult {
   evalMs: number;
   totalMs: number;
   promptTokens: number;
+  /** Prompt tokens reused from the prompt cache (not evaluated, not in promptEvalMs). */
+  cachedTokens: number;
   evalTokens: number;
   /** True when this request's placement loaded (or reloaded) the model. */
   coldLoad: boolean;

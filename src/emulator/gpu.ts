@@ -29,6 +29,7 @@ import type {
   RunnerState,
   SubmitResult,
 } from "./gpu-types.js";
+import { extendChain, reusable, SlotCaches } from "./prompt-cache.js";
 
 type JobState = "pending" | "assigned" | "running" | "done";
 
@@ -45,6 +46,9 @@ interface Job {
   emitted: number;
   timer?: TimerHandle;
   coldLoad: boolean;
+  /** The prompt-cache slot this request runs in, and the prompt tokens it reused. */
+  cacheSlot?: number;
+  cachedTokens: number;
 }
 
 interface Runner {
@@ -60,6 +64,8 @@ interface Runner {
   timer?: TimerHandle;
   active: Set<Job>;
   waiting: Job[];
+  /** Its slots' prompt caches (Ollama keeps one per slot; they go with the runner). */
+  caches: SlotCaches;
   initiator?: Job;
   /** Unload as soon as idle (a request needs it reloaded with another num_ctx). */
   drain: boolean;
@@ -126,6 +132,7 @@ export class OllamaGpu {
       state: "pending",
       emitted: 0,
       coldLoad: false,
+      cachedTokens: 0,
     };
     this.pending.push(job);
     this.process(job.arrivedAt);
@@ -301,6 +308,7 @@ export class OllamaGpu {
       keepAliveMs: job.spec.keepAliveMs ?? this.config.keepAliveMs,
       active: new Set(),
       waiting: [],
+      caches: new SlotCaches(slotsFor(spec, this.config.numParallel)),
       initiator: job,
       drain: false,
     };
@@ -375,8 +383,26 @@ export class OllamaGpu {
   private startJob(job: Job, runner: Runner): void {
     const now = this.clock.now();
     job.startedAt = now;
-    job.promptDoneAt = now + (job.spec.promptTokens / this.promptRate(runner)) * 1000;
+    const cache = job.spec.cache;
+    const taken = cache ? runner.caches.take(cache.chain) : undefined;
+    if (taken) {
+      job.cacheSlot = taken.slot;
+      job.cachedTokens = reusable(taken.shared, job.spec.promptTokens);
+    }
+    job.promptDoneAt = now + ((job.spec.promptTokens - job.cachedTokens) / this.promptRate(runner)) * 1000;
     this.scheduleNext(job, runner);
+  }
+
+  /** Frees the job's cache slot: it holds the prompt, and the answer when the job ran to its end. */
+  private releaseCache(job: Job, runner: Runner, complete: boolean): void {
+    if (job.cacheSlot === undefined || !job.spec.cache) return;
+    const { chain, answer } = job.spec.cache;
+    runner.caches.release(
+      job.cacheSlot,
+      complete && answer ? extendChain(chain, [answer]) : chain,
+      this.clock.now(),
+    );
+    job.cacheSlot = undefined;
   }
 
   private scheduleNext(job: Job, runner: Runner): void {
@@ -404,15 +430,26 @@ export class OllamaGpu {
   private result(job: Job, promptTokens: number, evalTokens: number, runner?: Runner): JobResult {
     const now = this.clock.now();
     const loadMs = Math.max(0, (job.readyAt ?? now) - job.arrivedAt);
-    const promptEvalMs = (promptTokens / this.promptRate(runner ?? job.runner)) * 1000;
+    const cachedTokens = Math.min(job.cachedTokens, promptTokens);
+    const promptEvalMs = ((promptTokens - cachedTokens) / this.promptRate(runner ?? job.runner)) * 1000;
     const stall = job.spec.stall;
     const stallMs = stall && evalTokens > stall.afterTokens && Number.isFinite(stall.ms) ? stall.ms : 0;
     const evalMs = runner ? evalTokens * this.perTokenMs(runner) + stallMs : 0;
     const totalMs = Math.max(now - job.arrivedAt, loadMs + promptEvalMs + evalMs);
-    return { loadMs, promptEvalMs, evalMs, totalMs, promptTokens, evalTokens, coldLoad: job.coldLoad };
+    return {
+      loadMs,
+      promptEvalMs,
+      evalMs,
+      totalMs,
+      promptTokens,
+      cachedTokens,
+      evalTokens,
+      coldLoad: job.coldLoad,
+    };
   }
 
   private finish(job: Job, runner: Runner): void {
+    this.releaseCache(job, runner, true);
     runner.active.delete(job);
     job.state = "done";
     const result = this.result(job, job.spec.promptTokens, job.emitted, runner);
@@ -443,6 +480,7 @@ export class OllamaGpu {
         return;
       }
     } else {
+      this.releaseCache(job, runner, false);
       runner.active.delete(job);
       this.pump(runner);
     }

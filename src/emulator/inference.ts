@@ -6,6 +6,8 @@ import type { AnswerPiece, AnswerPlan, ToolCall } from "./answer.js";
 import { type EmulatorCore, isoAt } from "./core.js";
 import type { JobHandle, JobResult } from "./gpu-types.js";
 import { sendError, sendJson, toNs } from "./http-util.js";
+import type { PromptChain, PromptPart } from "./prompt-cache.js";
+import { answerPart } from "./prompt-parts.js";
 import { hash32 } from "./tokenizer.js";
 
 /** Writes one answer in one API's framing. */
@@ -22,7 +24,10 @@ function metrics(r: JobResult): Record<string, number> {
   };
   put("total_duration", toNs(r.totalMs));
   put("load_duration", toNs(r.loadMs));
+  // The whole prompt; its duration is the uncached part's (Ollama's runners), and the cached
+  // share is told apart (prompt_eval_cached_count, Ollama 0.33.3 and later).
   put("prompt_eval_count", r.promptTokens);
+  put("prompt_eval_cached_count", r.cachedTokens);
   put("prompt_eval_duration", toNs(r.promptEvalMs));
   put("eval_count", r.evalTokens);
   put("eval_duration", toNs(r.evalMs));
@@ -130,17 +135,54 @@ export function openaiIds(core: EmulatorCore, prefix: string): { id: string; cre
   };
 }
 
-/** OpenAI's usage block from a finished job. */
-export function openaiUsage(r: JobResult): {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-} {
+/**
+ * Whether an engine reports the prompt tokens reused from its cache (docs/rules/engines.md
+ * "Prompt caches"): llama.cpp always (0 too); Ollama when some were; vLLM and SGLang when some
+ * were and their flag is on (--enable-prompt-tokens-details, --enable-cache-report).
+ */
+export type CacheReport = "always" | "when-cached" | "never";
+
+export function cacheReportOf(core: EmulatorCore): CacheReport {
+  const { engine, cacheReport } = core.config;
+  if (engine === "llamacpp") return "always";
+  if (engine === "ollama") return "when-cached";
+  return cacheReport ? "when-cached" : "never";
+}
+
+/** OpenAI's usage block from a finished job: the whole prompt, and its cached share where reported. */
+export function openaiUsage(r: JobResult, report: CacheReport = "never"): Record<string, unknown> {
+  const shown = report === "always" || (report === "when-cached" && r.cachedTokens > 0);
   return {
     prompt_tokens: r.promptTokens,
     completion_tokens: r.evalTokens,
     total_tokens: r.promptTokens + r.evalTokens,
+    ...(shown ? { prompt_tokens_details: { cached_tokens: r.cachedTokens } } : {}),
   };
+}
+
+/** llama.cpp's `timings` of an answer (its OpenAI routes carry them); undefined on other engines. */
+export function llamacppTimings(core: EmulatorCore, r: JobResult): Record<string, number> | undefined {
+  if (core.config.engine !== "llamacpp") return undefined;
+  const promptN = r.promptTokens - r.cachedTokens;
+  const per = (ms: number, n: number) => (n > 0 ? ms / n : 0);
+  const rate = (ms: number, n: number) => (ms > 0 ? (n / ms) * 1000 : 0);
+  return {
+    cache_n: r.cachedTokens,
+    prompt_n: promptN,
+    prompt_ms: r.promptEvalMs,
+    prompt_per_token_ms: per(r.promptEvalMs, promptN),
+    prompt_per_second: rate(r.promptEvalMs, promptN),
+    predicted_n: r.evalTokens,
+    predicted_ms: r.evalMs,
+    predicted_per_token_ms: per(r.evalMs, r.evalTokens),
+    predicted_per_second: rate(r.evalMs, r.evalTokens),
+  };
+}
+
+/** `{timings}` on llama.cpp's answers, nothing elsewhere. */
+export function withTimings(core: EmulatorCore, r: JobResult): { timings?: Record<string, number> } {
+  const timings = llamacppTimings(core, r);
+  return timings ? { timings } : {};
 }
 
 /** One server-sent event. */
@@ -227,7 +269,8 @@ export function openaiSink(
           model,
           system_fingerprint: "fp_ollama",
           choices: [{ index: 0, message, finish_reason: finish(plan) }],
-          usage: openaiUsage(result),
+          usage: openaiUsage(result, cacheReportOf(core)),
+          ...withTimings(core, result),
         });
         return;
       }
@@ -240,8 +283,10 @@ export function openaiSink(
       out += sseEvent({
         ...head,
         choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finish(plan) }],
+        ...withTimings(core, result),
       });
-      if (includeUsage) out += sseEvent({ ...head, choices: [], usage: openaiUsage(result) });
+      if (includeUsage)
+        out += sseEvent({ ...head, choices: [], usage: openaiUsage(result, cacheReportOf(core)) });
       res.end(`${out}data: [DONE]\n\n`);
     },
     fail(status, message) {
@@ -262,6 +307,19 @@ export interface InferenceParams {
   promptTokens: number;
   /** The answer, one piece per generated token (see answer.ts). */
   plan: AnswerPlan;
+  /** The prompt as the engine's prompt cache sees it; absent: nothing reused or kept. */
+  chain?: PromptChain | undefined;
+}
+
+/** The answer as the next turn sends it back, when it is plain text (tool calls are not kept). */
+function answerOf(plan: AnswerPlan): PromptPart | undefined {
+  if (plan.toolCalls.length > 0) return undefined;
+  return answerPart(
+    plan.pieces
+      .filter((x) => x.kind === "content")
+      .map((x) => x.text)
+      .join(""),
+  );
 }
 
 /** Runs one inference request to its end (or the client's departure). */
@@ -289,6 +347,7 @@ export function runInference(
       kind: "infer",
       promptTokens: p.promptTokens,
       outputTokens: p.plan.pieces.length,
+      cache: p.chain ? { chain: p.chain, answer: answerOf(p.plan) } : undefined,
       stall: stall
         ? { afterTokens: stall.afterTokens ?? 1, ms: stall.ms ?? Number.POSITIVE_INFINITY }
         : undefined,

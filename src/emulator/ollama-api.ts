@@ -21,6 +21,7 @@ import {
 } from "./core.js";
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import { ollamaSink, runInference } from "./inference.js";
+import { chatChain, textChain } from "./prompt-parts.js";
 import { parseChatRequest, parseGenerateRequest, parseShowRequest } from "./requests.js";
 import { generatePromptTokens, truncateChat, truncateTokens } from "./tokenizer.js";
 
@@ -155,6 +156,8 @@ export async function handleChat(ctx: RequestContext): Promise<void> {
     keepAliveMs: req.keepAliveMs,
     promptTokens: evaluated,
     plan,
+    // A prompt cut at token level shares no known prefix.
+    chain: cut.renderedTokens <= numCtx ? chatChain(cut.kept, req.toolsJson) : undefined,
   });
 }
 
@@ -191,7 +194,17 @@ export async function handleGenerate(ctx: RequestContext): Promise<void> {
     keepAliveMs: req.keepAliveMs,
     promptTokens: evaluated,
     plan,
+    chain:
+      tokens > numCtx ? undefined : req.raw ? textChain(req.prompt) : generateChain(req.prompt, req.system),
   });
+}
+
+/** A generate prompt as its template renders it: an optional system message, then the prompt. */
+function generateChain(prompt: string, system: string | undefined) {
+  return chatChain([
+    ...(system ? [{ role: "system", content: system }] : []),
+    { role: "user", content: prompt },
+  ]);
 }
 
 export function psModels(core: EmulatorCore): OllamaPsModel[] {

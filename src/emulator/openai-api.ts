@@ -7,6 +7,7 @@ import { applyRequestFaults, type RequestContext, readRequestBody } from "./core
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import { openaiSink, runInference } from "./inference.js";
 import { requireCapabilities } from "./ollama-api.js";
+import { chatChain } from "./prompt-parts.js";
 import { type OpenAIChatRequest, parseOpenAIChatRequest } from "./requests.js";
 import { truncateChat } from "./tokenizer.js";
 
@@ -51,6 +52,7 @@ export async function handleChatCompletions(ctx: RequestContext): Promise<void> 
     keepAliveMs: undefined,
     promptTokens: Math.min(cut.renderedTokens, numCtx),
     plan,
+    chain: cut.renderedTokens <= numCtx ? chatChain(cut.kept, req.toolsJson) : undefined,
   });
 }
 

@@ -8,14 +8,17 @@ import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequest
 import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
 import {
   type AnswerSink,
+  cacheReportOf,
   openaiError,
   openaiIds,
   openaiUsage,
   runInference,
   sseEvent,
   sseWriter,
+  withTimings,
 } from "./inference.js";
 import { requireCapabilities } from "./ollama-api.js";
+import { textChain } from "./prompt-parts.js";
 import { generatePromptTokens, truncateTokens } from "./tokenizer.js";
 
 interface CompletionRequest {
@@ -89,7 +92,8 @@ export function completionSink(
         sendJson(res, 200, {
           ...head,
           choices: [{ text, index: 0, logprobs: null, finish_reason: plan.reason }],
-          usage: openaiUsage(result),
+          usage: openaiUsage(result, cacheReportOf(core)),
+          ...withTimings(core, result),
         });
         return;
       }
@@ -97,8 +101,10 @@ export function completionSink(
       let out = sseEvent({
         ...head,
         choices: [{ text: "", index: 0, logprobs: null, finish_reason: plan.reason }],
+        ...withTimings(core, result),
       });
-      if (includeUsage) out += sseEvent({ ...head, choices: [], usage: openaiUsage(result) });
+      if (includeUsage)
+        out += sseEvent({ ...head, choices: [], usage: openaiUsage(result, cacheReportOf(core)) });
       res.end(`${out}data: [DONE]\n\n`);
     },
     fail(status, message) {
@@ -148,5 +154,6 @@ export async function handleCompletions(ctx: RequestContext): Promise<void> {
     keepAliveMs: undefined,
     promptTokens: truncateTokens(tokens, numCtx, undefined).evaluated,
     plan,
+    chain: tokens <= numCtx ? textChain(req.prompt) : undefined,
   });
 }

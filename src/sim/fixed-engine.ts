@@ -154,6 +154,7 @@ export class SimFixedEngine {
         evalMs: 0,
         totalMs: now - j.arrivedAt,
         promptTokens: j.tokens,
+        cachedTokens: 0,
         evalTokens: 0,
         coldLoad: false,
       });

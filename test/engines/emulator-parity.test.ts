@@ -94,11 +94,6 @@ const REQUESTS: [string, string, unknown?][] = [
 
 /** The differences left, each documented in docs/rules/engines.md "What the real engine showed". */
 const DOCUMENTED = [
-  // The emulator has no prompt cache yet, so it reports neither timings nor cached tokens.
-  "POST /v1/chat/completions {messages:hi}: .usage.prompt_tokens_details: only in the engine",
-  "POST /v1/chat/completions {messages:hi}: .timings: only in the engine",
-  "POST /v1/completions: .usage.prompt_tokens_details: only in the engine",
-  "POST /v1/completions: .timings: only in the engine",
   // The emulator serves the routes the sidecar and the operator use; these two they do not.
   "POST /detokenize: status 404 in the emulator, 200 in the engine",
   "POST /completion: status 404 in the emulator, 200 in the engine",

@@ -4,7 +4,9 @@
 // and the cache can hold its prompt and its planned answer; otherwise it waits, and everything
 // behind it waits too. The cache in use is the prompt and the tokens generated so far of the
 // running requests. Timing is the Ollama personality's: prompt at promptTokensPerS, then one
-// token every 1000 / tokensPerS ms. No I/O: time comes from the injected Clock.
+// token every 1000 / tokensPerS ms; the prompt tokens its prompt cache holds are not evaluated
+// (llama.cpp: one cache per slot; vLLM and SGLang: one prefix cache for the copy, as large as the
+// KV cache; docs/rules/engines.md "Prompt caches"). No I/O: time comes from the injected Clock.
 import type { ModelSpec } from "../catalog.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type {
@@ -16,6 +18,14 @@ import type {
   RunnerSnapshot,
   SubmitResult,
 } from "../gpu-types.js";
+import {
+  EMPTY_CHAIN,
+  extendChain,
+  PrefixTree,
+  type PromptChain,
+  reusable,
+  SlotCaches,
+} from "../prompt-cache.js";
 
 export interface FixedGpuConfig {
   vramMiB: number;
@@ -28,6 +38,8 @@ export interface FixedGpuConfig {
   tokensPerS: number;
   promptTokensPerS: number;
   maxQueue: number;
+  /** Where prompts are cached: per slot (llama.cpp), or one prefix cache for the copy (vLLM, SGLang). */
+  promptCache: "slots" | "prefix";
 }
 
 interface Job {
@@ -39,6 +51,8 @@ interface Job {
   /** KV tokens reserved at admission: prompt plus the planned answer. */
   need: number;
   slot: number;
+  /** Prompt tokens reused from the prompt cache. */
+  cachedTokens: number;
   startedAt?: number;
   promptDoneAt?: number;
   emitted: number;
@@ -65,12 +79,17 @@ export class FixedModelGpu implements EmulatorGpu {
   private requestTotal = 0;
   /** The most tokens one request held (prompt and output), llama.cpp's n_tokens_max. */
   private maxTokens = 0;
+  private readonly slotCaches: SlotCaches | undefined;
+  private readonly prefixCache: PrefixTree | undefined;
 
   constructor(
     readonly spec: ModelSpec,
     readonly config: FixedGpuConfig,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    if (config.promptCache === "slots") this.slotCaches = new SlotCaches(config.slots);
+    else this.prefixCache = new PrefixTree(config.kvCapacityTokens);
+  }
 
   effectiveNumCtx(): number {
     return this.config.contextLength;
@@ -137,6 +156,7 @@ export class FixedModelGpu implements EmulatorGpu {
       // A request larger than the whole cache would wait forever: it gets the whole cache.
       need: Math.min(this.config.kvCapacityTokens, spec.promptTokens + spec.outputTokens),
       slot: -1,
+      cachedTokens: 0,
       emitted: 0,
     };
     if (spec.kind === "load") {
@@ -156,6 +176,7 @@ export class FixedModelGpu implements EmulatorGpu {
   /** Fails every request at once; the model stays loaded. */
   reset(message = "emulator reset"): void {
     const jobs = [...this.waiting, ...this.running];
+    for (const j of this.running) this.keepCache(j, false);
     this.waiting = [];
     this.running.clear();
     this.reserved = 0;
@@ -213,7 +234,6 @@ export class FixedModelGpu implements EmulatorGpu {
       if (this.reserved + head.need > this.config.kvCapacityTokens) break;
       this.waiting.shift();
       this.reserved += head.need;
-      head.slot = this.freeSlot();
       head.state = "running";
       this.running.add(head);
       this.start(head);
@@ -239,10 +259,41 @@ export class FixedModelGpu implements EmulatorGpu {
     return (job.promptDoneAt as number) + k * this.perTokenMs() + extra;
   }
 
+  /** The slot a request runs in, and the prompt tokens its cache lets it reuse. */
+  private takeCache(job: Job, now: number): void {
+    const chain = job.spec.cache?.chain;
+    let shared = 0;
+    if (this.slotCaches) {
+      // llama.cpp's slot choice: the free slot whose cache shares the most with the prompt.
+      const taken = this.slotCaches.take(chain ?? EMPTY_CHAIN);
+      job.slot = taken?.slot ?? this.freeSlot();
+      shared = chain ? (taken?.shared ?? 0) : 0;
+    } else {
+      job.slot = this.freeSlot();
+      shared = chain && this.prefixCache ? this.prefixCache.lookup(chain, now) : 0;
+    }
+    job.cachedTokens = reusable(shared, job.spec.promptTokens);
+  }
+
+  /** What the prompt cache keeps of a request: its prompt, and its answer when it ran to the end. */
+  private keepCache(job: Job, complete: boolean): void {
+    const cache = job.spec.cache;
+    const chain: PromptChain = !cache
+      ? EMPTY_CHAIN
+      : complete && cache.answer
+        ? extendChain(cache.chain, [cache.answer])
+        : cache.chain;
+    const now = this.clock.now();
+    if (this.slotCaches) this.slotCaches.release(job.slot, chain, now);
+    else if (cache) this.prefixCache?.insert(chain, now);
+  }
+
   private start(job: Job): void {
     const now = this.clock.now();
     job.startedAt = now;
-    job.promptDoneAt = now + (job.spec.promptTokens / this.config.promptTokensPerS) * 1000;
+    this.takeCache(job, now);
+    job.promptDoneAt =
+      now + ((job.spec.promptTokens - job.cachedTokens) / this.config.promptTokensPerS) * 1000;
     this.promptTotal += job.spec.promptTokens;
     this.requestTotal++;
     this.schedule(job);
@@ -276,7 +327,9 @@ export class FixedModelGpu implements EmulatorGpu {
     const now = this.clock.now();
     const startedAt = job.startedAt ?? now;
     const promptEvalMs =
-      job.startedAt === undefined ? 0 : (job.spec.promptTokens / this.config.promptTokensPerS) * 1000;
+      job.startedAt === undefined
+        ? 0
+        : ((job.spec.promptTokens - job.cachedTokens) / this.config.promptTokensPerS) * 1000;
     const stall = job.spec.stall;
     const stallMs = stall && job.emitted > stall.afterTokens && Number.isFinite(stall.ms) ? stall.ms : 0;
     const evalMs = job.emitted * this.perTokenMs() + stallMs;
@@ -287,17 +340,20 @@ export class FixedModelGpu implements EmulatorGpu {
       evalMs,
       totalMs: Math.max(now - job.arrivedAt, loadMs + promptEvalMs + evalMs),
       promptTokens: job.startedAt === undefined ? 0 : job.spec.promptTokens,
+      cachedTokens: job.cachedTokens,
       evalTokens: job.emitted,
       coldLoad: false,
     };
   }
 
-  private release(job: Job): void {
-    if (this.running.delete(job)) this.reserved -= job.need;
+  private release(job: Job, complete = false): void {
+    if (!this.running.delete(job)) return;
+    this.reserved -= job.need;
+    this.keepCache(job, complete);
   }
 
   private finish(job: Job): void {
-    this.release(job);
+    this.release(job, true);
     job.state = "done";
     const result = this.result(job);
     this.admit();

@@ -10,6 +10,8 @@ import { openaiSink, runInference } from "../inference.js";
 import { requireCapabilities } from "../ollama-api.js";
 import { openAIChatPlan } from "../openai-api.js";
 import { completionPlan, completionSink } from "../openai-completions.js";
+import type { PromptChain } from "../prompt-cache.js";
+import { chatChain, textChain } from "../prompt-parts.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import type { FixedModelGpu } from "./fixed-gpu.js";
 import type { EngineMetrics } from "./metrics.js";
@@ -201,7 +203,8 @@ export async function personalityChat(pc: PersonalityContext, ctx: RequestContex
     core.config.outputTokens,
     Math.min(req.maxTokens ?? room, room),
   );
-  run(core, ctx, pc, prompt, plan, openaiSink(core, ctx.res, model, req.stream, req.includeUsage));
+  const sink = openaiSink(core, ctx.res, model, req.stream, req.includeUsage);
+  run(core, ctx, pc, prompt, plan, sink, chatChain(req.messages, req.toolsJson));
 }
 
 /** POST /v1/completions on a personality: the prompt as given, no chat template. */
@@ -232,7 +235,8 @@ export async function personalityCompletions(pc: PersonalityContext, ctx: Reques
     core.config.outputTokens,
     Math.min(maxTokens ?? room, room),
   );
-  run(core, ctx, pc, prompt, plan, completionSink(core, ctx.res, model, body.stream === true, includeUsage));
+  const sink = completionSink(core, ctx.res, model, body.stream === true, includeUsage);
+  run(core, ctx, pc, prompt, plan, sink, textChain(promptText));
 }
 
 function run(
@@ -242,6 +246,7 @@ function run(
   prompt: number,
   plan: AnswerPlan,
   sink: Parameters<typeof runInference>[2],
+  chain: PromptChain,
 ): void {
   runInference(core, ctx.res, sink, {
     path: ctx.path,
@@ -250,5 +255,6 @@ function run(
     keepAliveMs: undefined,
     promptTokens: prompt,
     plan,
+    chain,
   });
 }

@@ -98,6 +98,7 @@ export function resolvePersonality(config: ResolvedConfig): Personality {
       tokensPerS: config.gpu.tokensPerS,
       promptTokensPerS: config.gpu.promptTokensPerS,
       maxQueue: config.gpu.maxQueue,
+      promptCache: engine === "llamacpp" ? "slots" : "prefix",
     },
   };
 }
