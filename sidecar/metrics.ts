@@ -45,6 +45,18 @@ export function createSidecarMetrics(): SidecarMetrics {
     help: "Calls whose engine evaluated far fewer prompt tokens than were sent",
     registers: [registry],
   });
+  const cachePrompt = new Counter({
+    name: "kubemoot_prompt_cache_tokens_total",
+    help: 'Prompt tokens of released calls whose engine reported them, by provider and model (docs/rules/engines.md "Prompt caches")',
+    labelNames: ["provider", "model"] as const,
+    registers: [registry],
+  });
+  const cacheHit = new Counter({
+    name: "kubemoot_prompt_cache_hit_tokens_total",
+    help: "Of those, the prompt tokens the engine reused from its prompt cache, by provider and model",
+    labelNames: ["provider", "model"] as const,
+    registers: [registry],
+  });
   const claimsLost = new Counter({
     name: "kubemoot_claims_lost_total",
     help: "Claims that lost to another sidecar or found no room at claim time, by reason",
@@ -130,6 +142,11 @@ export function createSidecarMetrics(): SidecarMetrics {
       onRelease(a) {
         release.inc({ outcome: a.outcome });
         if (a.truncated) truncated.inc();
+        if (a.promptTokens > 0 && a.provider) {
+          const labels = { provider: a.provider, model: a.model };
+          cachePrompt.inc(labels, a.promptTokens);
+          cacheHit.inc(labels, a.cachedPromptTokens);
+        }
       },
       onClaimLost(_provider, reason) {
         claimsLost.inc({ reason });

@@ -92,6 +92,7 @@ export class ProxyCall {
         ttfb_ms: Math.round(r.ttfbMs),
         prompt_tokens_estimated: r.estimatedPromptTokens,
         prompt_tokens_reported: r.promptTokens,
+        prompt_tokens_cached: r.cachedPromptTokens || undefined,
         output_tokens: r.outputTokens,
         num_ctx: r.numCtx,
         truncated: r.truncated || undefined,
@@ -129,6 +130,7 @@ export class ProxyCall {
       ttfbMs: o !== undefined && o.kind !== "failed" ? o.ttfbMs : 0,
       estimatedPromptTokens: this.estimate.tokens,
       promptTokens: p?.promptTokens ?? 0,
+      cachedPromptTokens: p?.cachedPromptTokens ?? 0,
       outputTokens: p?.outputTokens ?? 0,
       truncated: p?.truncated ?? false,
       numCtx: p?.numCtx?.kind === "set" || p?.numCtx?.kind === "keep" ? p.numCtx.value : undefined,
@@ -153,6 +155,7 @@ export class PlacedCall {
   outcome: ForwardOutcome | undefined;
   /** release: the engine's counts, and whether the scheduler judged the prompt cut. */
   promptTokens = 0;
+  cachedPromptTokens = 0;
   outputTokens = 0;
   truncated = false;
 

@@ -26,6 +26,16 @@ describe("ndjsonTap", () => {
     expect(tap.report()).toMatchObject({ done: false, error: "runner crashed" });
   });
 
+  it("reads Ollama's prompt_eval_cached_count from the final chunk", () => {
+    const tap = ndjsonTap();
+    tap.push(
+      b(
+        `${JSON.stringify({ done: true, prompt_eval_count: 50, prompt_eval_cached_count: 44, eval_count: 3 })}\n`,
+      ),
+    );
+    expect(tap.report()).toMatchObject({ promptTokens: 50, cachedTokens: 44, outputTokens: 3, done: true });
+  });
+
   it("skips blank trailing lines when it looks for the final chunk", () => {
     const tap = ndjsonTap();
     tap.push(b('{"done":true,"prompt_eval_count":5}\n\n\n'));
@@ -51,6 +61,24 @@ describe("sseTap", () => {
   it("passes the usage chunk through when the caller asked for it", () => {
     const tap = sseTap(false);
     expect(text(tap.push(b(finish + usage + "data: [DONE]\n\n")))).toBe(finish + usage + "data: [DONE]\n\n");
+  });
+
+  it("reads the cached share of the prompt: usage details, else llama.cpp's timings", () => {
+    const cachedUsage = ev({
+      choices: [],
+      usage: { prompt_tokens: 40, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 32 } },
+    });
+    const tap = sseTap(false);
+    tap.push(b(finish + cachedUsage + "data: [DONE]\n\n"));
+    expect(tap.report()).toMatchObject({ promptTokens: 40, cachedTokens: 32 });
+    const llama = sseTap(false);
+    const timed = ev({
+      choices: [{ index: 0, delta: {}, finish_reason: "length" }],
+      timings: { cache_n: 12 },
+    });
+    llama.push(b(timed + usage + "data: [DONE]\n\n"));
+    expect(llama.report()).toMatchObject({ promptTokens: 40, cachedTokens: 12 });
+    expect(tap.report()).not.toHaveProperty("loadMs");
   });
 
   it("notes an error event", () => {

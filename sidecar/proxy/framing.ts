@@ -22,6 +22,11 @@ export interface StreamReport {
   error: string | undefined;
   /** Ollama's load_duration (ms): the engine's load for this call; 0 when warm or not reported. */
   loadMs?: number;
+  /**
+   * Prompt tokens the engine reused from its prompt cache (Ollama's prompt_eval_cached_count,
+   * OpenAI's usage.prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n).
+   */
+  cachedTokens?: number;
 }
 
 export interface FrameTap {
@@ -68,7 +73,16 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
     done: obj.done === true,
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
     ...(num(obj.load_duration) > 0 ? { loadMs: num(obj.load_duration) / 1e6 } : {}),
+    ...(num(obj.prompt_eval_cached_count) > 0 ? { cachedTokens: num(obj.prompt_eval_cached_count) } : {}),
   };
+}
+
+/** The prompt tokens an OpenAI-style answer says were cached: its usage's details, else llama.cpp's timings. */
+export function openaiCachedTokens(obj: Record<string, unknown>, usage: unknown): number {
+  const details = (usage as { prompt_tokens_details?: { cached_tokens?: unknown } } | undefined)
+    ?.prompt_tokens_details;
+  const timings = obj.timings as { cache_n?: unknown } | undefined;
+  return num(details?.cached_tokens) || num(timings?.cache_n);
 }
 
 /** What one OpenAI JSON object (a whole completion, or one chunk) reports. */
@@ -93,11 +107,13 @@ export function openaiReport(obj: Record<string, unknown> | undefined): StreamRe
     obj.type === "response.completed" ||
     obj.type === "response.incomplete" ||
     response.status === "completed";
+  const cached = openaiCachedTokens(obj, usage);
   return {
     promptTokens: num(usage?.prompt_tokens) || num(usage?.input_tokens),
     outputTokens: num(usage?.completion_tokens) || num(usage?.output_tokens),
     done: finished || choices.some((c) => typeof c?.finish_reason === "string"),
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
+    ...(cached > 0 ? { cachedTokens: cached } : {}),
   };
 }
 
@@ -188,6 +204,7 @@ export function sseTap(hideUsage: boolean): FrameTap {
     const r = openaiReport(obj);
     if (r.promptTokens > 0) rep.promptTokens = r.promptTokens;
     if (r.outputTokens > 0) rep.outputTokens = r.outputTokens;
+    if (r.cachedTokens) rep.cachedTokens = r.cachedTokens;
     if (r.done) rep.done = true;
     if (r.error !== undefined) rep.error = r.error;
     const usageOnly =

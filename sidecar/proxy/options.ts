@@ -30,6 +30,8 @@ export interface CallRecord {
   estimatedPromptTokens: number;
   /** What the engine reported (prompt_eval_count / usage.prompt_tokens); 0 = not reported. */
   promptTokens: number;
+  /** Of those, what the engine reused from its prompt cache; 0 = none or not reported. */
+  cachedPromptTokens: number;
   outputTokens: number;
   truncated: boolean;
   numCtx: number | undefined;

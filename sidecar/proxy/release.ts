@@ -63,6 +63,7 @@ export async function releaseCall(p: PlacedCall): Promise<void> {
   const report = outcome && (outcome.kind === "ok" || outcome.kind === "broken") ? outcome.report : undefined;
   p.promptTokens = report?.promptTokens ?? 0;
   p.outputTokens = report?.outputTokens ?? 0;
+  p.cachedPromptTokens = report?.cachedTokens ?? 0;
   // A batch's count covers every input, so it says nothing about filling one input's context.
   const sentCtx =
     numCtx && numCtx.kind !== "refuse" && !EMBED_APIS.has(request.api) ? numCtx.value : undefined;
@@ -76,6 +77,7 @@ export async function releaseCall(p: PlacedCall): Promise<void> {
       promptTokens: p.promptTokens,
       promptChars: request.learnChars ?? request.promptChars,
       outputTokens: p.outputTokens,
+      cachedPromptTokens: p.cachedPromptTokens,
       loadMs: Math.round(report?.loadMs ?? 0),
       providerUnreachable: v.unreachable,
       error: v.error,

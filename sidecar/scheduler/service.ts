@@ -52,6 +52,14 @@ function nonNegative(field: string, v: bigint): number {
   return Number(v);
 }
 
+/** Cached prompt tokens: ≥ 0 and, when the prompt's tokens are given, no more than they. */
+function cachedOf(cached: bigint, prompt: bigint): number {
+  const n = nonNegative("cached_prompt_tokens", cached);
+  if (prompt > 0n && cached > prompt)
+    throw bad("cached_prompt_tokens", `more than prompt_tokens (${cached} > ${prompt})`);
+  return n;
+}
+
 /** A bounded string without control characters (they would reach logs and messages). */
 function text(field: string, v: string, max: number): string {
   if (v.length > max) throw bad(field, `longer than ${max} characters (${v.length})`);
@@ -240,6 +248,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           promptTokens: nonNegative("prompt_tokens", req.promptTokens),
           promptChars: nonNegative("prompt_chars", req.promptChars),
           outputTokens: nonNegative("output_tokens", req.outputTokens),
+          cachedPromptTokens: cachedOf(req.cachedPromptTokens, req.promptTokens),
           loadMs: nonNegative("load_ms", req.loadMs),
           providerUnreachable: req.providerUnreachable,
           error: errorText(req.error),
@@ -302,6 +311,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
         latencyMs: BigInt(Math.round(a.latencyMs)),
         estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
         promptTokens: BigInt(a.promptTokens),
+        cachedPromptTokens: BigInt(a.cachedPromptTokens),
         truncated: a.truncated,
         success: a.success,
         outcome: OUTCOMES[a.outcome],

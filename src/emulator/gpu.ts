@@ -18,7 +18,8 @@
 
 import { modelNotFoundMessage, OLLAMA_MAX_QUEUE_MESSAGE } from "../engines/index.js";
 import { footprintMiB, kvSlabMiB, type ModelSpec, slotsFor } from "./catalog.js";
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock } from "./clock.js";
+import type { Job, Runner } from "./gpu-runner.js";
 import type {
   GpuConfig,
   GpuSnapshot,
@@ -26,50 +27,9 @@ import type {
   JobResult,
   JobSpec,
   RunnerSnapshot,
-  RunnerState,
   SubmitResult,
 } from "./gpu-types.js";
 import { extendChain, reusable, SlotCaches } from "./prompt-cache.js";
-
-type JobState = "pending" | "assigned" | "running" | "done";
-
-interface Job {
-  id: number;
-  spec: JobSpec;
-  observer: JobObserver;
-  arrivedAt: number;
-  state: JobState;
-  runner?: Runner;
-  readyAt?: number;
-  startedAt?: number;
-  promptDoneAt?: number;
-  emitted: number;
-  timer?: TimerHandle;
-  coldLoad: boolean;
-  /** The prompt-cache slot this request runs in, and the prompt tokens it reused. */
-  cacheSlot?: number;
-  cachedTokens: number;
-}
-
-interface Runner {
-  spec: ModelSpec;
-  numCtx: number;
-  footprintMiB: number;
-  kvMiB: number;
-  state: RunnerState;
-  loadStartedAt: number;
-  readyAt?: number;
-  keepAliveMs: number;
-  idleSince?: number;
-  timer?: TimerHandle;
-  active: Set<Job>;
-  waiting: Job[];
-  /** Its slots' prompt caches (Ollama keeps one per slot; they go with the runner). */
-  caches: SlotCaches;
-  initiator?: Job;
-  /** Unload as soon as idle (a request needs it reloaded with another num_ctx). */
-  drain: boolean;
-}
 
 export class OllamaGpu {
   private readonly runners = new Map<string, Runner>();

@@ -98,6 +98,7 @@ export class CallLedger {
       latencyMs: 0,
       estimatedPromptTokens: tokens,
       promptTokens: 0,
+      cachedPromptTokens: 0,
       truncated: false,
       success: false,
       outcome: "unspecified",
@@ -133,6 +134,10 @@ export class CallLedger {
     e.error = input.error;
     e.latencyMs = input.latencyMs;
     e.promptTokens = input.promptTokens;
+    e.cachedPromptTokens = Math.min(
+      input.cachedPromptTokens ?? 0,
+      input.promptTokens || Number.POSITIVE_INFINITY,
+    );
     e.truncated = judgeTruncation({
       promptChars: input.promptChars,
       reportedTokens: input.promptTokens,
@@ -198,6 +203,7 @@ export function publicEntry(e: CallEntry): AttributionOut {
     latencyMs: e.latencyMs,
     estimatedPromptTokens: e.estimatedPromptTokens,
     promptTokens: e.promptTokens,
+    cachedPromptTokens: e.cachedPromptTokens,
     truncated: e.truncated,
     success: e.success,
     outcome: e.outcome,

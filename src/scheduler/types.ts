@@ -70,6 +70,8 @@ export interface ReleaseInput {
   promptChars: number;
   outputTokens: number;
   error: string;
+  /** Prompt tokens the engine reused from its prompt cache (at most promptTokens); 0 = none or unknown. */
+  cachedPromptTokens?: number;
   /**
    * False when the call never reached the provider (refused before forwarding, the client
    * left first, the request was the caller's fault): the ticket is released and nothing is
@@ -101,6 +103,8 @@ export interface AttributionOut {
   latencyMs: number;
   estimatedPromptTokens: number;
   promptTokens: number;
+  /** Prompt tokens the engine reused from its prompt cache, as reported at Release. */
+  cachedPromptTokens: number;
   truncated: boolean;
   /** outcome === "succeeded", for readers of the older field. */
   success: boolean;

@@ -23,10 +23,22 @@ function count(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
 }
 
-/** OpenAI usage → Ollama's counts. */
-export function usageCounts(usage: unknown): { prompt_eval_count: number; eval_count: number } {
+/**
+ * OpenAI usage → Ollama's counts; the cached share (usage.prompt_tokens_details.cached_tokens,
+ * else llama.cpp's `timings.cache_n`) as Ollama's prompt_eval_cached_count, when some were.
+ */
+export function usageCounts(
+  usage: unknown,
+  timings?: unknown,
+): { prompt_eval_count: number; eval_count: number; prompt_eval_cached_count?: number } {
   const u = isObj(usage) ? usage : {};
-  return { prompt_eval_count: count(u.prompt_tokens), eval_count: count(u.completion_tokens) };
+  const details = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const cached = count(details.cached_tokens) || count(isObj(timings) ? timings.cache_n : undefined);
+  return {
+    prompt_eval_count: count(u.prompt_tokens),
+    eval_count: count(u.completion_tokens),
+    ...(cached > 0 ? { prompt_eval_cached_count: cached } : {}),
+  };
 }
 
 /** OpenAI tool calls (arguments a JSON string) → Ollama's (arguments an object). */
@@ -69,7 +81,11 @@ export function ollamaAnswer(shape: AnswerShape, obj: Obj, nowMs: number): Obj {
   }
   const choice = (Array.isArray(obj.choices) ? obj.choices : []).find(isObj) ?? {};
   const base = { model: shape.model, created_at: createdAt(obj, nowMs) };
-  const tail = { done: true, done_reason: doneReason(choice.finish_reason), ...usageCounts(obj.usage) };
+  const tail = {
+    done: true,
+    done_reason: doneReason(choice.finish_reason),
+    ...usageCounts(obj.usage, obj.timings),
+  };
   if (shape.target === "completions") {
     return { ...base, response: typeof choice.text === "string" ? choice.text : "", ...tail };
   }

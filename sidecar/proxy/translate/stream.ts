@@ -5,7 +5,7 @@
 // whole lines, and reports what the engine said (counts, finish, an error event).
 import { StringDecoder } from "node:string_decoder";
 import type { FrameTap, StreamReport } from "../framing.js";
-import { type AnswerShape, doneReason, ollamaToolCalls } from "./openai-to-ollama.js";
+import { type AnswerShape, doneReason, ollamaToolCalls, usageCounts } from "./openai-to-ollama.js";
 
 type Obj = Record<string, unknown>;
 
@@ -139,6 +139,7 @@ class SseToNdjson implements FrameTap {
       done: true,
       done_reason: doneReason(this.finish),
       prompt_eval_count: rep.promptTokens,
+      ...(rep.cachedTokens ? { prompt_eval_cached_count: rep.cachedTokens } : {}),
       eval_count: rep.outputTokens,
     };
     return (
@@ -168,10 +169,13 @@ class SseToNdjson implements FrameTap {
       this.rep.error = message;
       return `${JSON.stringify({ error: message })}\n`;
     }
-    if (isObj(obj.usage)) {
-      const u = obj.usage;
-      if (typeof u.prompt_tokens === "number") this.rep.promptTokens = u.prompt_tokens;
-      if (typeof u.completion_tokens === "number") this.rep.outputTokens = u.completion_tokens;
+    if (isObj(obj.usage) || isObj(obj.timings)) {
+      const counts = usageCounts(obj.usage, obj.timings);
+      if (isObj(obj.usage)) {
+        this.rep.promptTokens = counts.prompt_eval_count;
+        this.rep.outputTokens = counts.eval_count;
+      }
+      if (counts.prompt_eval_cached_count) this.rep.cachedTokens = counts.prompt_eval_cached_count;
     }
     let out = "";
     for (const c of Array.isArray(obj.choices) ? obj.choices : []) {

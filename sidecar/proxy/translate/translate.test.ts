@@ -282,6 +282,33 @@ describe("OpenAI SSE → Ollama NDJSON", () => {
     expect(tap.report()).toEqual({ promptTokens: 10, outputTokens: 4, done: true, error: undefined });
   });
 
+  it("the engine's cached share becomes prompt_eval_cached_count: usage details, or llama.cpp's timings", () => {
+    const tap = sseToNdjsonTap({ api: "chat", target: "openai", model: "m" }, () => 0);
+    const got = lines(
+      tap.push(
+        Buffer.from(
+          sse(
+            delta({ content: "x" }),
+            { ...delta({}, "length"), timings: { cache_n: 30, prompt_n: 2 } },
+            { choices: [], usage: { prompt_tokens: 32, completion_tokens: 1 } },
+            "[DONE]",
+          ),
+        ),
+      ),
+    );
+    expect(got.at(-1)).toMatchObject({ done: true, prompt_eval_count: 32, prompt_eval_cached_count: 30 });
+    expect(tap.report()).toMatchObject({ promptTokens: 32, cachedTokens: 30 });
+    const whole = ollamaAnswer(
+      { api: "chat", target: "openai", model: "m" },
+      {
+        choices: [{ message: { role: "assistant", content: "x" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 32, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 31 } },
+      },
+      0,
+    );
+    expect(whole).toMatchObject({ prompt_eval_count: 32, prompt_eval_cached_count: 31 });
+  });
+
   it("generate lines carry response; an error event becomes an error line; no finish means not done", () => {
     const tap = sseToNdjsonTap({ api: "generate", target: "completions", model: "m" }, () => 0);
     const got = lines(
