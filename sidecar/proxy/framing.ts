@@ -27,6 +27,8 @@ export interface StreamReport {
    * OpenAI's usage.prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n).
    */
   cachedTokens?: number;
+  /** The engine's time on the prompt's uncached tokens (ms): Ollama's prompt_eval_duration, llama.cpp's timings.prompt_ms. */
+  promptEvalMs?: number;
 }
 
 export interface FrameTap {
@@ -74,6 +76,7 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
     ...(num(obj.load_duration) > 0 ? { loadMs: num(obj.load_duration) / 1e6 } : {}),
     ...(num(obj.prompt_eval_cached_count) > 0 ? { cachedTokens: num(obj.prompt_eval_cached_count) } : {}),
+    ...(num(obj.prompt_eval_duration) > 0 ? { promptEvalMs: num(obj.prompt_eval_duration) / 1e6 } : {}),
   };
 }
 
@@ -108,12 +111,14 @@ export function openaiReport(obj: Record<string, unknown> | undefined): StreamRe
     obj.type === "response.incomplete" ||
     response.status === "completed";
   const cached = openaiCachedTokens(obj, usage);
+  const promptMs = num((obj.timings as { prompt_ms?: unknown } | undefined)?.prompt_ms);
   return {
     promptTokens: num(usage?.prompt_tokens) || num(usage?.input_tokens),
     outputTokens: num(usage?.completion_tokens) || num(usage?.output_tokens),
     done: finished || choices.some((c) => typeof c?.finish_reason === "string"),
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
     ...(cached > 0 ? { cachedTokens: cached } : {}),
+    ...(promptMs > 0 ? { promptEvalMs: promptMs } : {}),
   };
 }
 
@@ -205,6 +210,7 @@ export function sseTap(hideUsage: boolean): FrameTap {
     if (r.promptTokens > 0) rep.promptTokens = r.promptTokens;
     if (r.outputTokens > 0) rep.outputTokens = r.outputTokens;
     if (r.cachedTokens) rep.cachedTokens = r.cachedTokens;
+    if (r.promptEvalMs) rep.promptEvalMs = r.promptEvalMs;
     if (r.done) rep.done = true;
     if (r.error !== undefined) rep.error = r.error;
     const usageOnly =

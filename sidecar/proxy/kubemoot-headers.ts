@@ -3,8 +3,9 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { type Candidate, DEFAULT_ENGINE, type Engine, parseCandidates } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
+import { hasUnprintable } from "../../src/errors/index.js";
 import type { Phase, PlacementOut } from "../../src/scheduler/index.js";
-import { isAgentRef } from "../../src/scheduler/index.js";
+import { isAgentRef, MAX_CONVERSATION_ID } from "../../src/scheduler/index.js";
 import { badRequest } from "./http-errors.js";
 
 export const REQUEST_HEADERS = {
@@ -14,6 +15,7 @@ export const REQUEST_HEADERS = {
   candidates: "x-kubemoot-candidates",
   tolerance: "x-kubemoot-tolerance",
   cannotWait: "x-kubemoot-cannot-wait",
+  conversation: "x-kubemoot-conversation",
 } as const;
 
 export interface CallHeaders {
@@ -25,6 +27,8 @@ export interface CallHeaders {
   candidates: Candidate[] | undefined;
   tolerance: number | undefined;
   cannotWait: boolean;
+  /** The caller's conversation id (X-Kubemoot-Conversation); undefined = derived from the prompt. */
+  conversation: string | undefined;
 }
 
 const MAX_ID_LENGTH = 256;
@@ -78,7 +82,23 @@ export function parseCallHeaders(headers: IncomingHttpHeaders): CallHeaders {
   if (rawCannotWait !== "" && rawCannotWait !== "true" && rawCannotWait !== "false") {
     throw badRequest(`expected true or false, got "${rawCannotWait.slice(0, 40)}"`, "X-Kubemoot-Cannot-Wait");
   }
-  return { agent, threadId, phase, candidates, tolerance, cannotWait: rawCannotWait === "true" };
+  const conversation = one(headers, REQUEST_HEADERS.conversation);
+  if (conversation !== undefined) {
+    if (conversation === "")
+      throw badRequest("empty (leave the header out to have one derived)", "X-Kubemoot-Conversation");
+    if (conversation.length > MAX_CONVERSATION_ID)
+      throw badRequest(`longer than ${MAX_CONVERSATION_ID} characters`, "X-Kubemoot-Conversation");
+    if (hasUnprintable(conversation)) throw badRequest("has control characters", "X-Kubemoot-Conversation");
+  }
+  return {
+    agent,
+    threadId,
+    phase,
+    candidates,
+    tolerance,
+    cannotWait: rawCannotWait === "true",
+    conversation,
+  };
 }
 
 /**

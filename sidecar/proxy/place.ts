@@ -5,11 +5,12 @@
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
-import type { Acquired, PlaceInput } from "../../src/scheduler/index.js";
+import type { Acquired, ConversationRef, PlaceInput } from "../../src/scheduler/index.js";
 import type { CallContext } from "./call-context.js";
 import { PlacedCall, type ProxyCall } from "./call-state.js";
 import { knownModels, publishedModels, publishedSpellings } from "./catalog.js";
 import { type CallHeaders, callCandidates } from "./kubemoot-headers.js";
+import { derivedConversation } from "./prompt-marks.js";
 import { refusalError } from "./refusal-errors.js";
 import type { CallRequest } from "./validate.js";
 
@@ -97,7 +98,20 @@ export function placeInput(
     promptChars: request.loadOnly ? 0 : request.promptChars,
     maxOutputTokens: request.maxOutputTokens,
     cannotWait: headers.cannotWait,
+    conversation: conversationOf(headers, request, headers.agent || settings.agent),
   };
+}
+
+/** The call's conversation: the caller's id, else one derived from how the chat began. */
+function conversationOf(
+  headers: CallHeaders,
+  request: CallRequest,
+  agent: string,
+): ConversationRef | undefined {
+  const marks = request.marks;
+  const id = headers.conversation ?? (marks ? derivedConversation(agent, marks) : undefined);
+  if (id === undefined) return undefined;
+  return { id, ...(marks ? { marks } : {}), promptChars: request.promptChars };
 }
 
 /** The placement `acquired` gave, or undefined once the refusal or abort is answered. */

@@ -78,6 +78,7 @@ export async function releaseCall(p: PlacedCall): Promise<void> {
       promptChars: request.learnChars ?? request.promptChars,
       outputTokens: p.outputTokens,
       cachedPromptTokens: p.cachedPromptTokens,
+      promptEvalMs: Math.round(report?.promptEvalMs ?? 0),
       loadMs: Math.round(report?.loadMs ?? 0),
       providerUnreachable: v.unreachable,
       error: v.error,

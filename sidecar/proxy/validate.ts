@@ -3,7 +3,9 @@
 // failure names its field. Unknown fields are passed through to the provider untouched.
 import { type ChatMessage, type ChatToolSpec, promptChars } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
+import type { PromptMarks } from "../../src/scheduler/index.js";
 import { badRequest } from "./http-errors.js";
+import { chatMarks } from "./prompt-marks.js";
 
 export type Api =
   | "chat"
@@ -48,6 +50,8 @@ export interface CallRequest {
   learnChars?: number;
   /** Embeddings: the characters of each input, each checked against the placed context. */
   inputChars?: number[];
+  /** A chat's fingerprint (prompt-marks.ts): how its conversation's turns share a prefix. */
+  marks?: PromptMarks;
 }
 
 const MAX_MODEL_LENGTH = 256;
@@ -234,6 +238,7 @@ export function parseChat(body: Record<string, unknown>): CallRequest {
     model,
     stream,
     promptChars: promptChars(messages, tools),
+    ...(loadOnly ? {} : { marks: chatMarks(messages, tools) }),
     loadOnly,
     unload: isUnload(loadOnly, keepAlive),
     numCtx: opts.numCtx,
@@ -291,6 +296,7 @@ export function parseOpenAIChat(body: Record<string, unknown>): CallRequest {
     model,
     stream,
     promptChars: promptChars(messages, tools),
+    marks: chatMarks(messages, tools),
     loadOnly: false,
     unload: false,
     numCtx: undefined,

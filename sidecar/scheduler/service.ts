@@ -29,7 +29,7 @@ import type {
   RefusalOut,
   Scheduler,
 } from "../../src/scheduler/index.js";
-import { isAgentRef } from "../../src/scheduler/index.js";
+import { isAgentRef, MAX_CONVERSATION_ID } from "../../src/scheduler/index.js";
 
 // Every string field is bounded, and an error quotes at most a short printable prefix of it
 // (src/errors/quote.ts): a message travels in an HTTP/2 header.
@@ -132,6 +132,7 @@ interface PlaceLike {
   promptChars: bigint;
   maxOutputTokens: bigint;
   cannotWait: boolean;
+  conversationId: string;
 }
 
 export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
@@ -146,7 +147,15 @@ export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
     promptChars: nonNegative("prompt_chars", req.promptChars),
     maxOutputTokens: nonNegative("max_output_tokens", req.maxOutputTokens),
     cannotWait: req.cannotWait,
+    ...conversationOf(req),
   };
+}
+
+/** A conversation named over the API: its id and the prompt's size (the prompt itself is not seen). */
+function conversationOf(req: PlaceLike): Pick<PlaceInput, "conversation"> {
+  if (req.conversationId === "") return {};
+  const conversation = text("conversation_id", req.conversationId, MAX_CONVERSATION_ID);
+  return { conversation: { id: conversation, promptChars: nonNegative("prompt_chars", req.promptChars) } };
 }
 
 export function placementMessage(p: PlacementOut): MessageInitShape<typeof PlacementSchema> {
@@ -249,6 +258,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           promptChars: nonNegative("prompt_chars", req.promptChars),
           outputTokens: nonNegative("output_tokens", req.outputTokens),
           cachedPromptTokens: cachedOf(req.cachedPromptTokens, req.promptTokens),
+          promptEvalMs: nonNegative("prompt_eval_ms", req.promptEvalMs),
           loadMs: nonNegative("load_ms", req.loadMs),
           providerUnreachable: req.providerUnreachable,
           error: errorText(req.error),

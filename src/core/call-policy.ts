@@ -5,7 +5,7 @@
 
 import { type CharsPerToken, estimateTokens } from "./chars-per-token.js";
 import { CLOSED_CIRCUIT, recordFailure, recordSuccess } from "./circuit-breaker.js";
-import { CHARS_PER_TOKEN_MAX, TRUNCATION_RATIO } from "./constants.js";
+import { CHARS_PER_TOKEN_MAX, MIN_PREFILL_SAMPLE_TOKENS, TRUNCATION_RATIO } from "./constants.js";
 import type { Decision } from "./decision.js";
 import { recordLatency } from "./latency-ema.js";
 import type { Phase } from "./planner.js";
@@ -136,6 +136,10 @@ export interface CallResult {
   /** The model's footprint (MiB), to learn the load rate from a cold call. */
   footprintMiB?: number;
   coldLoad?: boolean;
+  /** Prompt tokens the engine reported, the share it reused from its cache, and its prefill time (ms). */
+  promptTokens?: number;
+  cachedTokens?: number;
+  promptEvalMs?: number;
 }
 
 /**
@@ -180,5 +184,15 @@ export function learnFromCall(
     loadMiBPerS = recordLatency(loadMiBPerS, F / (loadMs / 1000));
   }
   if (loadMiBPerS !== undefined) next.loadMiBPerS = loadMiBPerS;
+  // The prefill rate, from the tokens the engine evaluated (not those it reused) and its time.
+  let prefillByModel = prev.prefillByModel;
+  const evaluated = (call.promptTokens ?? 0) - (call.cachedTokens ?? 0);
+  const promptMs = call.promptEvalMs ?? 0;
+  if (success && evaluated >= MIN_PREFILL_SAMPLE_TOKENS && promptMs > 0) {
+    const m = new Map(prefillByModel ?? []);
+    m.set(call.model, recordLatency(m.get(call.model), evaluated / (promptMs / 1000)) ?? 0);
+    prefillByModel = m;
+  }
+  if (prefillByModel !== undefined) next.prefillByModel = prefillByModel;
   return next;
 }

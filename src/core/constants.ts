@@ -68,6 +68,11 @@ export const COST_EVICT_LIVE = 1000;
 export const COST_EVICT_IDLE = 50;
 /** Points per unit of (usable − F) / F: smaller cards for smaller models. */
 export const COST_BEST_FIT = 25;
+/**
+ * Points off a copy whose prompt cache saves a whole call's worth: as much as a saturated copy's
+ * contention, so a warm cache wins among free copies and a busy one is left for a free one.
+ */
+export const COST_PREFIX_CACHE = 1;
 
 // ── Planner and queue-or-unload (§5) ────────────────────────────────────────────────────────
 /** Candidates within this many score points of the preferred are acceptable. */
@@ -76,6 +81,13 @@ export const CANDIDATE_TOLERANCE_POINTS = 10;
 export const DEFAULT_CALL_TIME_S = 30;
 /** Load (and reload) speed of a model from disk (MiB/s): about 1 GiB/s. */
 export const LOAD_MIB_PER_S = 1024;
+/**
+ * Prompt tokens a copy evaluates per second before this sidecar has measured it there (§5.5):
+ * the slow end of a 14b model on one GPU, so a saving is never overstated.
+ */
+export const PREFILL_TOKENS_PER_S = 2000;
+/** A prefill rate is learned only from calls that evaluated at least this many prompt tokens. */
+export const MIN_PREFILL_SAMPLE_TOKENS = 64;
 /** Time to unload one model (s). */
 export const UNLOAD_S = 1;
 /** Weight of recent use + prediction in a victim's expected reloads. */

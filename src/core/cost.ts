@@ -5,6 +5,7 @@ import {
   COST_COLD_LOAD,
   COST_EVICT_IDLE,
   COST_EVICT_LIVE,
+  COST_PREFIX_CACHE,
   COST_RELIABILITY_WEIGHT,
   COST_SPILL,
 } from "./constants.js";
@@ -19,6 +20,11 @@ export interface CostWeights {
   evictLive: number;
   evictIdle: number;
   bestFit: number;
+  /**
+   * Points off a copy holding the call's prompt prefix, times the share of a call there its
+   * cache saves (0..1): the weighted policy's prompt-cache term (§5.5).
+   */
+  prefixCache: number;
 }
 
 export const DEFAULT_COST_WEIGHTS: CostWeights = Object.freeze({
@@ -29,6 +35,7 @@ export const DEFAULT_COST_WEIGHTS: CostWeights = Object.freeze({
   evictLive: COST_EVICT_LIVE,
   evictIdle: COST_EVICT_IDLE,
   bestFit: COST_BEST_FIT,
+  prefixCache: COST_PREFIX_CACHE,
 });
 
 /** What the cost of one (provider, model) option depends on. */

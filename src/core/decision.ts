@@ -44,6 +44,8 @@ export interface QueueDecision {
   model: string;
   /** Expected wait until a slot frees there (s). */
   estimatedWaitS: number;
+  /** The time policy: expected seconds until the call finishes there (wait, service, less any cache saving). */
+  expectedS?: number;
   /** The unload it was compared with (s), when there was one. */
   unloadCostS?: number;
   message: string;

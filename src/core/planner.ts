@@ -6,6 +6,7 @@
 import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.js";
 import type { Decision } from "./decision.js";
 import { policyNamed } from "./policies/index.js";
+import type { CachedPrefix } from "./prompt-cache.js";
 import { classifyRefusal, noCandidateMessage } from "./refusal.js";
 import {
   indexSnapshot,
@@ -42,6 +43,11 @@ export interface PlanRequest {
   maxOutputTokens?: number;
   /** Extra cost terms (points), e.g. CrewSchedulingPolicy biases; added to the weighted cost. */
   costBias?: (provider: string, model: string) => number;
+  /**
+   * Copies that hold part of this call's prompt in their prompt cache (the conversation's last
+   * turn ran there): a call there prefills only the rest (docs/rules/placement.md §5.5).
+   */
+  cachedPrefixes?: readonly CachedPrefix[];
 }
 
 function cleanPrompt(n: number | undefined): number {
@@ -65,7 +71,13 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   const prompt = cleanPrompt(req.promptTokens);
   const mayQueue = !triage && req.cannotWait !== true;
   const policy = policyNamed(ix.options.policy);
-  const decided = policy.plan(ix, { acceptable, prompt, mayQueue, bias: req.costBias });
+  const decided = policy.plan(ix, {
+    acceptable,
+    prompt,
+    mayQueue,
+    bias: req.costBias,
+    cached: req.cachedPrefixes ?? [],
+  });
   return decided ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
 }
 

@@ -25,6 +25,8 @@ export interface ProviderHealth {
   serviceByModel?: ReadonlyMap<string, number>;
   /** EMA of the load rate measured on cold loads here (MiB/s). */
   loadMiBPerS?: number;
+  /** Per model, the EMA of the prompt tokens evaluated per second here (uncached tokens only). */
+  prefillByModel?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -144,6 +146,8 @@ export interface ProviderView {
   readonly serviceByModel: ReadonlyMap<string, number> | undefined;
   /** Measured load rate (MiB/s); undefined before any cold load was measured here. */
   readonly loadMiBPerS: number | undefined;
+  /** Per model, the measured prefill rate (prompt tokens/s); undefined before any sample. */
+  readonly prefillByModel: ReadonlyMap<string, number> | undefined;
   /** Per resident model, when its residency overlay was written (epoch ms): about when it loaded. */
   readonly residentSince: ReadonlyMap<string, number>;
   /** Per resident model, how long its load took (ms), when the overlay says. */
@@ -394,6 +398,7 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
       successByModel: health?.successByModel,
       serviceByModel: health?.serviceByModel,
       loadMiBPerS: health?.loadMiBPerS,
+      prefillByModel: health?.prefillByModel,
       residentSince: since ?? EMPTY_NUMBERS,
       residentLoadMs: loadedIn ?? EMPTY_NUMBERS,
       loadedContexts: loadedContexts ?? EMPTY_NUMBERS,

@@ -4,6 +4,7 @@
 // path runs the very same decisions. It composes three parts: placement (snapshot, plan,
 // claim), held plans (Commit), and the call ledger (attribution and learning).
 import {
+  type CachedPrefix,
   type Candidate,
   type Decision,
   estimateTokens,
@@ -17,6 +18,7 @@ import { SETTINGS } from "../settings/index.js";
 import { holderAgent } from "../state/index.js";
 import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
 import type { SchedulerConfig } from "./config.js";
+import { type ConversationRef, Conversations } from "./conversations.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
@@ -52,6 +54,9 @@ export class Scheduler {
   private readonly placement: Placement;
   private readonly loopDeps: CallLoopDeps;
   private closed = false;
+  /** The agent's conversations, and the conversation of each call placed and not released. */
+  private readonly conversations = new Conversations();
+  private readonly turns = new Map<string, ConversationRef>();
 
   constructor(o: SchedulerOptions) {
     this.state = o.state;
@@ -153,6 +158,7 @@ export class Scheduler {
     }
     const { tokens, generous } = this.promptEstimate(input.promptTokens, input.promptChars);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
+    const cachedPrefixes = this.cachedPrefixes(input);
 
     let decision: Decision | undefined;
     let outcome: PlaceOutcome | undefined;
@@ -176,6 +182,7 @@ export class Scheduler {
         promptTokens: tokens,
         generousPromptTokens: generous,
         phase: input.phase,
+        cachedPrefixes,
       });
       decideMs += performance.now() - t0;
       this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
@@ -188,8 +195,18 @@ export class Scheduler {
       const tooLarge = decision?.kind === "refuse" && decision.reason === "prompt-too-large";
       outcome = this.placement.refusalOutcome(decision, candidates, tooLarge ? generous : tokens, input);
     }
+    if (outcome.kind === "placed" && input.conversation && outcome.placement.ticketId) {
+      this.turns.set(outcome.placement.ticketId, input.conversation);
+    }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started);
     return outcome;
+  }
+
+  /** The copy the call's conversation last ran on, and the prompt tokens it still holds. */
+  private cachedPrefixes(input: PlaceInput): CachedPrefix[] {
+    const c = this.conversations.cached(input.conversation);
+    if (!c || c.chars <= 0) return [];
+    return [{ provider: c.provider, model: c.model, tokens: this.ledger.estimatePromptTokens(0, c.chars) }];
   }
 
   /**
@@ -233,7 +250,12 @@ export class Scheduler {
       return this.releaseForeign(input.ticketId);
     }
     const e = this.ledger.finish(input);
+    const turn = this.turns.get(input.ticketId);
+    this.turns.delete(input.ticketId);
     if (!e) return false;
+    // The copy holds the turn's prompt (and its answer) once the call ran there to its end.
+    if (turn && e.provider && input.outcome === "succeeded" && input.ran !== false)
+      this.conversations.record(turn, e.provider, e.model);
     if (input.providerUnreachable === true && e.provider) {
       this.writes.markSuspect(e.provider, this.now(), this.cfg.agent || e.agent);
       this.hooks.log?.("warn", "provider unreachable: not choosing it until a newer probe", {

@@ -12,6 +12,7 @@ import type {
   SnapshotIndex,
 } from "../core/index.js";
 import type { SchedulerConfig } from "./config.js";
+import type { ConversationRef } from "./conversations.js";
 import type { SchedulerStore } from "./store.js";
 import type { SchedulerTimers } from "./timers.js";
 
@@ -29,6 +30,8 @@ export interface PlaceInput {
   promptChars: number;
   maxOutputTokens: number;
   cannotWait: boolean;
+  /** The call's conversation (docs/rules/placement.md §5.5): its last turn's copy may hold its prefix. */
+  conversation?: ConversationRef | undefined;
 }
 
 export interface PlacementOut {
@@ -72,6 +75,8 @@ export interface ReleaseInput {
   error: string;
   /** Prompt tokens the engine reused from its prompt cache (at most promptTokens); 0 = none or unknown. */
   cachedPromptTokens?: number;
+  /** The engine's time on the prompt's uncached tokens (ms); 0 = unknown. Teaches the prefill rate. */
+  promptEvalMs?: number;
   /**
    * False when the call never reached the provider (refused before forwarding, the client
    * left first, the request was the caller's fault): the ticket is released and nothing is

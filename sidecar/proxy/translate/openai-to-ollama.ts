@@ -30,14 +30,23 @@ function count(v: unknown): number {
 export function usageCounts(
   usage: unknown,
   timings?: unknown,
-): { prompt_eval_count: number; eval_count: number; prompt_eval_cached_count?: number } {
+): {
+  prompt_eval_count: number;
+  eval_count: number;
+  prompt_eval_cached_count?: number;
+  prompt_eval_duration?: number;
+} {
   const u = isObj(usage) ? usage : {};
   const details = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const cached = count(details.cached_tokens) || count(isObj(timings) ? timings.cache_n : undefined);
+  const t = isObj(timings) ? timings : {};
+  const cached = count(details.cached_tokens) || count(t.cache_n);
+  // llama.cpp's prompt time (ms) as Ollama's duration (ns).
+  const promptNs = Math.round(count(t.prompt_ms) * 1e6);
   return {
     prompt_eval_count: count(u.prompt_tokens),
     eval_count: count(u.completion_tokens),
     ...(cached > 0 ? { prompt_eval_cached_count: cached } : {}),
+    ...(promptNs > 0 ? { prompt_eval_duration: promptNs } : {}),
   };
 }
 

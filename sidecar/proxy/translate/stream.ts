@@ -140,6 +140,7 @@ class SseToNdjson implements FrameTap {
       done_reason: doneReason(this.finish),
       prompt_eval_count: rep.promptTokens,
       ...(rep.cachedTokens ? { prompt_eval_cached_count: rep.cachedTokens } : {}),
+      ...(rep.promptEvalMs ? { prompt_eval_duration: Math.round(rep.promptEvalMs * 1e6) } : {}),
       eval_count: rep.outputTokens,
     };
     return (
@@ -176,6 +177,7 @@ class SseToNdjson implements FrameTap {
         this.rep.outputTokens = counts.eval_count;
       }
       if (counts.prompt_eval_cached_count) this.rep.cachedTokens = counts.prompt_eval_cached_count;
+      if (counts.prompt_eval_duration) this.rep.promptEvalMs = counts.prompt_eval_duration / 1e6;
     }
     let out = "";
     for (const c of Array.isArray(obj.choices) ? obj.choices : []) {

@@ -3,6 +3,7 @@
 // a refusal or a wait for memory. Policies are picked by name from the registry (./index.ts).
 import type { Candidate } from "../candidates.js";
 import type { Decision } from "../decision.js";
+import type { CachedPrefix } from "../prompt-cache.js";
 import type { SnapshotIndex } from "../snapshot.js";
 
 /** The question a policy answers, normalized by the planner. */
@@ -15,6 +16,8 @@ export interface PolicyRequest {
   mayQueue: boolean;
   /** Extra cost terms (points) a policy may add to its ranking; undefined = none. */
   bias: ((provider: string, model: string) => number) | undefined;
+  /** Copies that hold part of this call's prompt in their prompt cache (§5.5); empty = none known. */
+  cached: readonly CachedPrefix[];
 }
 
 export interface Policy {

@@ -5,12 +5,16 @@
 //   others waits in the sidecar (a "queue" decision: gpu-busy now, placed when a slot frees),
 //   never at the engine; calls that cannot wait never queue at all;
 // - an unload pays for itself: its price counts the victims' own demand for a reload, and a
-//   copy that others wait for is not unloaded before it has served a few load times' worth.
+//   copy that others wait for is not unloaded before it has served a few load times' worth;
+// - a prompt cache is worth the prefill it saves (§5.5): a copy that holds the conversation's
+//   prefix finishes the call sooner by that much, and is waited for while that is sooner than
+//   a free slot elsewhere ("sticky until saturated", in seconds).
 import { MIN_RESIDENCY_LOADS, SECOND_COPY_LOADS, UNLOAD_S } from "../constants.js";
 import { holds } from "../context-fit.js";
 import type { ClaimDecision, Decision, PlanStep } from "../decision.js";
 import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } from "../expected-time.js";
 import { roomNeeded, vramVerdict } from "../feasibility.js";
+import { type CachedPrefix, cacheSavingS } from "../prompt-cache.js";
 import { gpuBusyMessage } from "../refusal.js";
 import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "../snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "../victims.js";
@@ -102,7 +106,13 @@ function waitAtCopyS(ix: SnapshotIndex, v: ProviderView, model: string): number 
 }
 
 /** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
-function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: boolean): Pick | undefined {
+function freeSlot(
+  ix: SnapshotIndex,
+  model: string,
+  prompt: number,
+  mayQueue: boolean,
+  cached: readonly CachedPrefix[],
+): Pick | undefined {
   let top: Pick | undefined;
   const F = footprint(ix, model);
   for (const v of ix.warmAt.get(model) ?? []) {
@@ -110,7 +120,7 @@ function freeSlot(ix: SnapshotIndex, model: string, prompt: number, mayQueue: bo
     if (!hasFreeSlot(v, model)) continue;
     // A draining copy still serves calls that cannot wait: they never queue.
     if (mayQueue && drains(ix, v, model)) continue;
-    const seconds = waitAtCopyS(ix, v, model) + serviceS(ix, v, model);
+    const seconds = waitAtCopyS(ix, v, model) + serviceS(ix, v, model) - cacheSavingS(ix, v, model, cached);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
     if (better(top, p)) top = p;
   }
@@ -209,7 +219,7 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pi
       const p: Pick = {
         view: v,
         model: c.model,
-        seconds: waitS + serviceS(ix, v, c.model),
+        seconds: waitS + serviceS(ix, v, c.model) - cacheSavingS(ix, v, c.model, r.cached),
         kind: "queue",
         footprintMiB: F,
         waitS,
@@ -252,11 +262,14 @@ function planByTime(ix: SnapshotIndex, r: PolicyRequest): Decision | undefined {
   if (preferred === undefined) return undefined;
   // 1–2: a free slot on a warm copy, the preferred model first, then the others in order (on a
   // fixed engine, unless loading the preferred finishes sooner).
-  const warm = freeSlot(ix, preferred.model, r.prompt, r.mayQueue);
-  if (warm !== undefined) return claimOf(warm, 1);
+  const warm = freeSlot(ix, preferred.model, r.prompt, r.mayQueue, r.cached);
+  const stay = sticky(ix, r);
+  if (warm !== undefined)
+    return stay && stay.seconds < warm.seconds - TIE_S ? queueOf(stay, preferred.model) : claimOf(warm, 1);
   for (const c of others) {
-    const alt = freeSlot(ix, c.model, r.prompt, r.mayQueue);
+    const alt = freeSlot(ix, c.model, r.prompt, r.mayQueue, r.cached);
     if (alt === undefined) continue;
+    if (stay && stay.seconds < alt.seconds - TIE_S) return queueOf(stay, preferred.model);
     // A fixed engine nearly always has a free slot, and its calls slow as its batch grows: the
     // preferred, loaded, may finish sooner. A free Ollama slot stays first: it loads nothing,
     // and loads beside it made copies that split their calls, idled out and reloaded.
@@ -271,21 +284,55 @@ function planByTime(ix: SnapshotIndex, r: PolicyRequest): Decision | undefined {
 }
 
 /**
+ * The busy copy that holds this call's prompt prefix, as a queue: waiting there is worth it while
+ * the wait is shorter than the prefill it saves (docs/rules/placement.md §5.5). Undefined when no
+ * cached copy is busy, or the call may not wait.
+ */
+function sticky(ix: SnapshotIndex, r: PolicyRequest): Pick | undefined {
+  if (!r.mayQueue || r.cached.length === 0) return undefined;
+  let top: Pick | undefined;
+  for (const c of r.acceptable) {
+    for (const v of ix.warmAt.get(c.model) ?? []) {
+      if (v.ineligible !== undefined || !holds(contextAt(v, c.model), r.prompt)) continue;
+      if (hasFreeSlot(v, c.model)) continue; // a free slot there is a warm pick already
+      const saving = cacheSavingS(ix, v, c.model, r.cached);
+      if (saving <= 0) continue;
+      const waitS = waitAtCopyS(ix, v, c.model);
+      const seconds = waitS + serviceS(ix, v, c.model) - saving;
+      const p: Pick = {
+        view: v,
+        model: c.model,
+        seconds,
+        kind: "queue",
+        footprintMiB: 0,
+        waitS,
+        victims: [],
+      };
+      if (better(top, p)) top = p;
+    }
+  }
+  return top;
+}
+
+function queueOf(p: Pick, preferred: string): Decision {
+  return {
+    kind: "queue",
+    provider: p.view.name,
+    model: p.model,
+    estimatedWaitS: p.waitS,
+    expectedS: p.seconds,
+    message: gpuBusyMessage(preferred),
+  };
+}
+
+/**
  * What a fixed engine's free slot is weighed against: the preferred model's cold load onto free
  * room, which makes nobody else pay or wait (docs/rules/placement.md §5.1, step 2).
  */
 const STEP2: Scope = { unload: false, queueAt: "none" };
 
 function decisionOf(best: Pick, preferred: string): Decision {
-  if (best.kind === "queue") {
-    return {
-      kind: "queue",
-      provider: best.view.name,
-      model: best.model,
-      estimatedWaitS: best.waitS,
-      message: gpuBusyMessage(preferred),
-    };
-  }
+  if (best.kind === "queue") return queueOf(best, preferred);
   return claimOf(best, best.kind === "unload" ? 5 : 4);
 }
 

@@ -6,10 +6,12 @@
 //   5. queue or unload, whichever is expected sooner; else nothing (the planner classifies).
 import type { Candidate } from "../candidates.js";
 import { holds } from "../context-fit.js";
-import { costOf } from "../cost.js";
+import { costOf, DEFAULT_COST_WEIGHTS } from "../cost.js";
 import type { ClaimDecision, Decision, PlanStep, QueueDecision } from "../decision.js";
+import { serviceS } from "../expected-time.js";
 import { roomNeeded, vramVerdict } from "../feasibility.js";
 import { fixedWaitS } from "../fixed-engine.js";
+import { cacheSavingS } from "../prompt-cache.js";
 import { callTimeS, queueOrUnload, queueWaitS, unloadCostS } from "../queue-or-unload.js";
 import { compareRanked, type Ranked } from "../ranking.js";
 import { gpuBusyMessage } from "../refusal.js";
@@ -225,9 +227,28 @@ function bestUnload(ix: SnapshotIndex, model: string, prompt: number): UnloadPic
   return top;
 }
 
+/**
+ * The request's bias with the prompt-cache term (§5.5): a copy holding the prompt's prefix
+ * costs prefixCache points less, times the share of a call there that its cache saves.
+ */
+function withCache(ix: SnapshotIndex, r: PolicyRequest): Bias {
+  if (r.cached.length === 0) return r.bias;
+  const weight = ix.options.weights.prefixCache ?? DEFAULT_COST_WEIGHTS.prefixCache;
+  const bonus = new Map<string, number>();
+  for (const p of r.cached) {
+    const v = ix.providers.find((x) => x.name === p.provider);
+    if (!v) continue;
+    const share = cacheSavingS(ix, v, p.model, r.cached) / Math.max(serviceS(ix, v, p.model), 1e-9);
+    bonus.set(`${p.provider}\0${p.model}`, weight * Math.min(1, share));
+  }
+  const base = r.bias;
+  return (provider, model) => (base?.(provider, model) ?? 0) - (bonus.get(`${provider}\0${model}`) ?? 0);
+}
+
 /** Steps 1–5 by weighted cost; undefined when nothing can be claimed or queued at. */
 function planByCost(ix: SnapshotIndex, r: PolicyRequest): Decision | undefined {
-  const { acceptable, prompt, bias, mayQueue } = r;
+  const { acceptable, prompt, mayQueue } = r;
+  const bias = withCache(ix, r);
   const preferred = acceptable[0]!;
   const s1 = bestWarm(ix, preferred.model, prompt, true, bias);
   if (s1 !== undefined) return claim(s1, false, 1);
