@@ -5,10 +5,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Engine, ProviderState } from "../../src/core/index.js";
 import type { ErrorShape, KubemootError } from "../../src/errors/index.js";
+import { sendJson } from "../../src/net/index.js";
 import type { PlacementOut, PromptEstimate } from "../../src/scheduler/index.js";
 import type { CallContext, ForwardOutcome } from "./call-context.js";
 import { type ExactHold, engineOf, NO_EXACT_COUNT, translationFor } from "./engine-route.js";
-import { sendError, sendJson } from "./http-errors.js";
+import { sendError } from "./http-errors.js";
 import { attributionHeaders } from "./kubemoot-headers.js";
 import type { NumCtxDecision } from "./num-ctx.js";
 import type { CallRecord } from "./options.js";

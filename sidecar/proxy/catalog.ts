@@ -32,11 +32,6 @@ export function publishedModels(states: readonly ProviderState[]): Set<string> {
   return out;
 }
 
-/** Every model name some provider has (loaded or on disk), normalised. */
-export function knownModels(states: readonly ProviderState[]): Set<string> {
-  return new Set([...publishedModels(states)].map(normalizeModelName));
-}
-
 /**
  * Published names that differ from their normalised form, by that form: an engine that serves
  * `tiny` (llama.cpp's file name) or `Qwen/Qwen3-8B` (vLLM) is asked for those names, not for

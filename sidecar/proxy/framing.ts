@@ -3,6 +3,7 @@
 // mid-unit, the error line the proxy appends starts on a clean boundary. On the way it notes
 // what the engine reported (Ollama's final chunk, OpenAI's usage chunk, an error unit) without
 // parsing every token.
+import { promptReport } from "./prompt-report.js";
 
 const NL = 0x0a;
 const NDJSON_SEP = Buffer.from("\n");
@@ -80,14 +81,6 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
   };
 }
 
-/** The prompt tokens an OpenAI-style answer says were cached: its usage's details, else llama.cpp's timings. */
-export function openaiCachedTokens(obj: Record<string, unknown>, usage: unknown): number {
-  const details = (usage as { prompt_tokens_details?: { cached_tokens?: unknown } } | undefined)
-    ?.prompt_tokens_details;
-  const timings = obj.timings as { cache_n?: unknown } | undefined;
-  return num(details?.cached_tokens) || num(timings?.cache_n);
-}
-
 /** What one OpenAI JSON object (a whole completion, or one chunk) reports. */
 export function openaiReport(obj: Record<string, unknown> | undefined): StreamReport {
   if (!obj) return { promptTokens: 0, outputTokens: 0, done: false, error: undefined };
@@ -110,8 +103,7 @@ export function openaiReport(obj: Record<string, unknown> | undefined): StreamRe
     obj.type === "response.completed" ||
     obj.type === "response.incomplete" ||
     response.status === "completed";
-  const cached = openaiCachedTokens(obj, usage);
-  const promptMs = num((obj.timings as { prompt_ms?: unknown } | undefined)?.prompt_ms);
+  const { cachedTokens: cached, promptMs } = promptReport(usage, obj.timings);
   return {
     promptTokens: num(usage?.prompt_tokens) || num(usage?.input_tokens),
     outputTokens: num(usage?.completion_tokens) || num(usage?.output_tokens),

@@ -4,32 +4,13 @@
 // X-Kubemoot-Reason (README.md in this folder, "Errors").
 import type { ServerResponse } from "node:http";
 import { ErrorCode, type ErrorShape, httpAnswer, KubemootError } from "../../src/errors/index.js";
+import { sendJson } from "../../src/net/index.js";
 
 /** A bad value in the request (400 bad-request), naming its field when there is one. */
 export function badRequest(message: string, field?: string): KubemootError {
   return field === undefined
     ? new KubemootError(ErrorCode.InvalidArgument, message)
     : new KubemootError(ErrorCode.InvalidArgument, `${field}: ${message}`, { field });
-}
-
-/** Writes a JSON body with its length; headers given win over the defaults. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent || res.destroyed) {
-    if (!res.writableEnded) res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(text)),
-    ...headers,
-  });
-  res.end(text);
 }
 
 export function shapeOfPath(path: string): ErrorShape {

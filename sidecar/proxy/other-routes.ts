@@ -6,9 +6,10 @@ import type { Dispatcher } from "undici";
 import type { ProviderState } from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { sendJson } from "../../src/net/index.js";
 import { parseJsonObject, readBody } from "./body.js";
 import { openaiModel, openaiModelsBody, psBody, tagsBody } from "./catalog.js";
-import { badRequest, sendJson } from "./http-errors.js";
+import { badRequest } from "./http-errors.js";
 import { managementRefusal } from "./management.js";
 import type { ProxySettings } from "./options.js";
 

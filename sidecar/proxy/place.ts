@@ -8,7 +8,7 @@ import { ErrorCode, KubemootError } from "../../src/errors/index.js";
 import type { Acquired, ConversationRef, PlaceInput } from "../../src/scheduler/index.js";
 import type { CallContext } from "./call-context.js";
 import { PlacedCall, type ProxyCall } from "./call-state.js";
-import { knownModels, publishedModels, publishedSpellings } from "./catalog.js";
+import { publishedModels, publishedSpellings } from "./catalog.js";
 import { type CallHeaders, callCandidates } from "./kubemoot-headers.js";
 import { derivedConversation } from "./prompt-marks.js";
 import { refusalError } from "./refusal-errors.js";
@@ -34,33 +34,41 @@ function syncStates(ctx: CallContext): States {
   return Array.isArray(v) ? v : undefined;
 }
 
-/** A models source's answer, normalised once for as long as the source answers the same object. */
-const normalized = new WeakMap<Iterable<string>, ReadonlySet<string>>();
-function normalizedModels(models: Iterable<string>): ReadonlySet<string> {
-  let n = normalized.get(models);
+/**
+ * The published model names, read as Ollama reads them (`known`) and the spellings providers
+ * publish where those differ (catalog.ts publishedSpellings); undefined with no state at all.
+ */
+interface ModelNames {
+  known: ReadonlySet<string>;
+  spell: ReadonlyMap<string, string>;
+}
+
+function namesOf(published: Iterable<string>): ModelNames {
+  const all = [...published];
+  return { known: new Set(all.map(normalizeModelName)), spell: publishedSpellings(all) };
+}
+
+/** A models source's answer, read once for as long as the source answers the same object. */
+const cachedNames = new WeakMap<Iterable<string>, ModelNames>();
+function modelNames(ctx: CallContext, states: States): ModelNames | undefined {
+  if (!ctx.models) return states ? namesOf(publishedModels(states)) : undefined;
+  const models = ctx.models();
+  let n = cachedNames.get(models);
   if (n === undefined) {
-    n = new Set([...models].map(normalizeModelName));
-    normalized.set(models, n);
+    n = namesOf(models);
+    cachedNames.set(models, n);
   }
   return n;
 }
 
-/** The published spellings (catalog.ts publishedSpellings) of a models source, computed once per answer. */
-const spelled = new WeakMap<Iterable<string>, ReadonlyMap<string, string>>();
-function spellings(ctx: CallContext, states: States): ReadonlyMap<string, string> {
-  if (!ctx.models) return states ? publishedSpellings(publishedModels(states)) : new Map();
-  const models = ctx.models();
-  let m = spelled.get(models);
-  if (m === undefined) {
-    m = publishedSpellings(models);
-    spelled.set(models, m);
-  }
-  return m;
-}
-
 /** model-not-found when no provider has the model and it is no configured or given candidate. */
-function checkKnown(ctx: CallContext, model: string, headers: CallHeaders, states: States): void {
-  const known = ctx.models ? normalizedModels(ctx.models()) : states && knownModels(states);
+function checkKnown(
+  ctx: CallContext,
+  model: string,
+  headers: CallHeaders,
+  names: ModelNames | undefined,
+): void {
+  const known = names?.known;
   if (!known || known.size === 0) return; // no state at all: unknown is not absent
   if (known.has(model)) return;
   const cfg = ctx.scheduler.config;
@@ -80,8 +88,9 @@ export function placeInput(
   states: States,
 ): PlaceInput {
   const { scheduler, settings } = call.ctx;
-  checkKnown(call.ctx, request.model, headers, states);
-  const spell = spellings(call.ctx, states);
+  const names = modelNames(call.ctx, states);
+  checkKnown(call.ctx, request.model, headers, names);
+  const spell = names?.spell;
   if (!request.loadOnly) call.estimate = scheduler.promptEstimate(0, request.promptChars);
   return {
     agent: headers.agent || settings.agent,
@@ -91,7 +100,7 @@ export function placeInput(
     candidates: callCandidates(
       request.model,
       headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
-    ).map((c) => ({ ...c, model: spell.get(c.model) ?? c.model })),
+    ).map((c) => ({ ...c, model: spell?.get(c.model) ?? c.model })),
     ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
     // The scheduler estimates from the chars (and keeps the generous count for refusals).
     promptTokens: 0,

@@ -5,10 +5,12 @@
 //   POST   /_emulator/faults   replace them: {"faults": [rule, ...]} (or a bare array)
 //   DELETE /_emulator/faults   clear them
 //   POST   /_emulator/reset    drop every model and request at once and clear the faults
+
+import { sendJson } from "../net/index.js";
 import { type EmulatorCore, isoAt, type RequestContext, readRequestBody } from "./core.js";
 import { type FaultRule, validateFaultRules } from "./faults.js";
 import { formatDurationMs } from "./go-duration.js";
-import { HttpError, sendError, sendJson } from "./http-util.js";
+import { HttpError, sendError } from "./http-util.js";
 
 export interface EmulatorModelState {
   name: string;

@@ -3,10 +3,11 @@
 // it loads the model like any other (one slot, as Ollama loads embedding models), evaluates
 // the inputs' tokens at promptTokensPerS and generates nothing. Vectors: see vectors.ts.
 import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
+import { sendJson } from "../net/index.js";
 import type { ModelSpec } from "./catalog.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
 import type { JobResult } from "./gpu-types.js";
-import { goKind, HttpError, parseJsonBody, sendJson, toNs } from "./http-util.js";
+import { goKind, HttpError, parseJsonBody, toNs } from "./http-util.js";
 import { keepAlive } from "./requests.js";
 import { CHARS_PER_TOKEN, countTextTokens } from "./tokenizer.js";
 import { embedVector, shorten, toBase64 } from "./vectors.js";

@@ -1,5 +1,7 @@
-// Small HTTP helpers of the emulator: bounded body reading, JSON answers, typed HTTP errors.
+// Small HTTP helpers of the emulator: bounded body reading, JSON answers (src/net's), typed HTTP
+// errors.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { sendJson } from "../net/index.js";
 
 /** An error that becomes an HTTP answer `{"error": message}` with `status`. */
 export class HttpError extends Error {
@@ -68,35 +70,8 @@ export function goKind(v: unknown): string {
   return typeof v;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
 export function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: message });
-}
-
-export function sendText(
-  res: ServerResponse,
-  status: number,
-  text: string,
-  type = "text/plain; charset=utf-8",
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(text) });
-  res.end(text);
 }
 
 export const NS_PER_MS = 1e6;

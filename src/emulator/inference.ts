@@ -2,10 +2,11 @@
 // in the API's framing (Ollama NDJSON or JSON, OpenAI SSE or JSON), apply mid-stream faults,
 // and free the slot when the client goes away.
 import type { ServerResponse } from "node:http";
+import { sendJson } from "../net/index.js";
 import type { AnswerPiece, AnswerPlan, ToolCall } from "./answer.js";
 import { type EmulatorCore, isoAt } from "./core.js";
 import type { JobHandle, JobResult } from "./gpu-types.js";
-import { sendError, sendJson, toNs } from "./http-util.js";
+import { sendError, toNs } from "./http-util.js";
 import type { PromptChain, PromptPart } from "./prompt-cache.js";
 import { answerPart } from "./prompt-parts.js";
 import { hash32 } from "./tokenizer.js";

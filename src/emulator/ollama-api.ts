@@ -10,6 +10,7 @@ import {
   type OllamaShowResponse,
   type OllamaTagModel,
 } from "../engines/index.js";
+import { sendJson } from "../net/index.js";
 import { planAnswer } from "./answer.js";
 import type { ModelSpec } from "./catalog.js";
 import {
@@ -19,7 +20,7 @@ import {
   type RequestContext,
   readRequestBody,
 } from "./core.js";
-import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { HttpError, parseJsonBody } from "./http-util.js";
 import { ollamaSink, runInference } from "./inference.js";
 import { chatChain, textChain } from "./prompt-parts.js";
 import { parseChatRequest, parseGenerateRequest, parseShowRequest } from "./requests.js";

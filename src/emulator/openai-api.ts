@@ -2,9 +2,10 @@
 // GET /v1/models. Like Ollama, these requests cannot set num_ctx: they run at the server's
 // default context, so mixing them with /api/chat calls that set num_ctx reloads the model.
 import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
+import { sendJson } from "../net/index.js";
 import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type RequestContext, readRequestBody } from "./core.js";
-import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { HttpError, parseJsonBody } from "./http-util.js";
 import { openaiSink, runInference } from "./inference.js";
 import { requireCapabilities } from "./ollama-api.js";
 import { chatChain } from "./prompt-parts.js";

@@ -3,9 +3,10 @@
 // chat route, it runs at the server's default context (no num_ctx).
 import type { ServerResponse } from "node:http";
 import { modelNotFoundMessage, normalizeModelName } from "../engines/index.js";
+import { sendJson } from "../net/index.js";
 import { type AnswerPlan, planAnswer } from "./answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "./core.js";
-import { HttpError, parseJsonBody, sendJson } from "./http-util.js";
+import { HttpError, parseJsonBody } from "./http-util.js";
 import {
   type AnswerSink,
   cacheReportOf,

@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { hostname } from "node:os";
 import { ErrorCode, KubemootError } from "../errors/index.js";
+import { sendJson, sendText } from "../net/index.js";
 import { type EmulatorState, emulatorState, handleAdmin } from "./admin-api.js";
 import type { ModelSpec } from "./catalog.js";
 import { type Clock, ScaledClock, type TimerHandle } from "./clock.js";
@@ -14,7 +15,7 @@ import { engineServer } from "./engines/index.js";
 import { type FaultRule, FaultSet, validateFaultRules } from "./faults.js";
 import { OllamaGpu } from "./gpu.js";
 import type { GpuSnapshot } from "./gpu-types.js";
-import { HttpError, sendError, sendJson, sendText } from "./http-util.js";
+import { HttpError, sendError } from "./http-util.js";
 import { openaiError } from "./inference.js";
 import { handleChat, handleGenerate, handlePs, handleShow, handleTags, handleVersion } from "./ollama-api.js";
 import { handleChatCompletions, handleModels } from "./openai-api.js";

@@ -5,7 +5,7 @@ export { EngineHttp } from "./engine-http.js";
 export { EngineMismatchError, type EngineProbe, isEngineMismatch } from "./engine-probe.js";
 export { EngineProber, mismatchOr } from "./engine-prober.js";
 export { GGUF_PRESETS, type GgufPreset, writeLlamaGguf } from "./gguf/index.js";
-export { llamacppOllamaStyleModel } from "./llamacpp-wire.js";
+export { LLAMACPP_DEFAULT_PARAMS, llamacppOllamaStyleModel } from "./llamacpp-wire.js";
 export { OllamaClient } from "./ollama-client.js";
 export {
   BYTES_PER_MIB,

@@ -24,3 +24,22 @@ export function llamacppOllamaStyleModel(id: string): Record<string, unknown> {
     },
   };
 }
+
+/**
+ * llama-server's sampling defaults, as /props and /slots show them in `params` (seed 4294967295:
+ * a random one per request; max_tokens and n_predict -1: no limit).
+ */
+export const LLAMACPP_DEFAULT_PARAMS = Object.freeze({
+  seed: 4294967295,
+  temperature: 0.8,
+  top_k: 40,
+  top_p: 0.95,
+  min_p: 0.05,
+  repeat_last_n: 64,
+  repeat_penalty: 1,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  max_tokens: -1,
+  n_predict: -1,
+  stream: false,
+});

@@ -4,8 +4,9 @@
 // stream opens with the first piece, so anything refused before generation (context, queue,
 // slot) is an ordinary HTTP error; an error after that is an `error` event, then the end.
 import type { Token } from "node-llama-cpp";
+import { sendJson } from "../net/index.js";
 import type { GenerationOutput } from "./generation.js";
-import { type EngineRequest, SseStream, sendJson } from "./http.js";
+import { type EngineRequest, SseStream } from "./http.js";
 import type { EngineModel } from "./model-set.js";
 import type { GenerationParams } from "./request-params.js";
 import { runTask } from "./task.js";

@@ -46,7 +46,14 @@ export interface GenerationInput {
   signal: AbortSignal;
 }
 
-function evaluateOptions(s: Sampling, history: () => Token[]): SequenceEvaluateOptions {
+/** The last `n` tokens of the prompt and what followed it (all of them for n < 0), copying only those. */
+export function lastTokens(prompt: readonly Token[], generated: readonly Token[], n: number): Token[] {
+  if (n < 0) return [...prompt, ...generated];
+  if (generated.length >= n) return generated.slice(generated.length - n);
+  return [...prompt.slice(Math.max(0, prompt.length - (n - generated.length))), ...generated];
+}
+
+function evaluateOptions(s: Sampling, history: (n: number) => Token[]): SequenceEvaluateOptions {
   const penalize = s.repeatPenalty !== 1 || s.presencePenalty !== 0 || s.frequencyPenalty !== 0;
   const lastN = s.repeatLastN;
   return {
@@ -59,7 +66,8 @@ function evaluateOptions(s: Sampling, history: () => Token[]): SequenceEvaluateO
     ...(penalize && lastN !== 0
       ? {
           repeatPenalty: {
-            punishTokens: () => (lastN < 0 ? history() : history().slice(-lastN)),
+            // Asked for at every token: only the tokens it punishes are copied.
+            punishTokens: () => history(lastN),
             ...(lastN > 0 ? { maxPunishTokens: lastN } : {}),
             penalty: s.repeatPenalty,
             presencePenalty: s.presencePenalty,
@@ -71,11 +79,7 @@ function evaluateOptions(s: Sampling, history: () => Token[]): SequenceEvaluateO
 }
 
 /** The prompt tokens the slot's cache already holds and this request may reuse. */
-export function reusableTokens(
-  cached: readonly Token[],
-  prompt: readonly Token[],
-  cachePrompt: boolean,
-): number {
+function reusableTokens(cached: readonly Token[], prompt: readonly Token[], cachePrompt: boolean): number {
   if (!cachePrompt || prompt.length === 0) return 0;
   return Math.min(commonPrefix(cached, prompt), prompt.length - 1);
 }
@@ -123,7 +127,7 @@ export async function generate(input: GenerationInput, onPiece: OnPiece): Promis
   }
   const text = new TokenText((tokens, last) => model.detokenize(tokens, false, last));
   const stops = new StopMatcher(params.stop);
-  const history = () => [...prompt, ...out.tokens];
+  const history = (n: number) => lastTokens(prompt, out.tokens, n);
   let firstAt = 0;
   try {
     for await (const token of seq.evaluate(toEvaluate, evaluateOptions(params.sampling, history))) {

@@ -53,24 +53,6 @@ export async function readJsonBody(req: IncomingMessage, max: number): Promise<B
   return value as Body;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-export function sendText(res: ServerResponse, status: number, text: string, type: string): void {
-  res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(text) });
-  res.end(text);
-}
-
 /** An SSE stream: `data: <json>` events; each write waits while the client's buffer is full. */
 export class SseStream {
   constructor(private readonly res: ServerResponse) {}

@@ -3,17 +3,12 @@
 // /v1/models (meta with the real vocabulary, context and size), /slots (fail_on_no_slot=1
 // answers 503 when every slot is busy) and /metrics (always on here; llama-server needs
 // --metrics).
-import { llamacppOllamaStyleModel } from "../engines/index.js";
+import { LLAMACPP_DEFAULT_PARAMS, llamacppOllamaStyleModel } from "../engines/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
-import { type EngineRequest, type Handler, sendJson, sendText } from "./http.js";
+import { sendJson, sendText } from "../net/index.js";
+import type { EngineRequest, Handler } from "./http.js";
 import type { EngineModel } from "./model-set.js";
-import { readSampling, samplingJson } from "./request-params.js";
 import { resolveModel } from "./task.js";
-
-/** The sampling defaults a slot starts with (llama-server's, seed -1 = random). */
-function defaultParams(): Record<string, unknown> {
-  return { ...samplingJson(readSampling({ seed: 0 }), -1, false), seed: 4294967295 };
-}
 
 function modelFor(r: EngineRequest): EngineModel {
   const name = r.url.searchParams.get("model");
@@ -23,7 +18,7 @@ function modelFor(r: EngineRequest): EngineModel {
 const props: Handler = async (r) => {
   const m = modelFor(r);
   sendJson(r.res, 200, {
-    default_generation_settings: { n_ctx: m.nCtx, params: defaultParams() },
+    default_generation_settings: { n_ctx: m.nCtx, params: { ...LLAMACPP_DEFAULT_PARAMS } },
     total_slots: m.pool.slots.length,
     model_alias: m.id,
     model_path: m.file,

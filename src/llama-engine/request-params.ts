@@ -5,13 +5,14 @@
 // strings, stream, cache_prompt (default true) and id_slot (-1 = any). A field of the wrong type
 // or out of range is a 400 naming it; llama.cpp would fall back to the default silently.
 import { randomInt } from "node:crypto";
+import { LLAMACPP_DEFAULT_PARAMS } from "../engines/index.js";
 import { invalidArgument } from "../errors/index.js";
 
 export type Body = Record<string, unknown>;
 
 /** At most this many stop strings, each at most this long (bounded input). */
-export const MAX_STOP_STRINGS = 16;
-export const MAX_STOP_CHARS = 256;
+const MAX_STOP_STRINGS = 16;
+const MAX_STOP_CHARS = 256;
 
 export interface Sampling {
   temperature: number;
@@ -41,13 +42,7 @@ function present(body: Body, field: string): boolean {
   return body[field] !== undefined && body[field] !== null;
 }
 
-export function numberField(
-  body: Body,
-  field: string,
-  dflt: number,
-  min = -Infinity,
-  max = Infinity,
-): number {
+function numberField(body: Body, field: string, dflt: number, min = -Infinity, max = Infinity): number {
   if (!present(body, field)) return dflt;
   const v = body[field];
   if (typeof v !== "number" || !Number.isFinite(v)) throw invalidArgument(field, "must be a number");
@@ -55,7 +50,7 @@ export function numberField(
   return v;
 }
 
-export function intField(body: Body, field: string, dflt: number, min = -Infinity, max = Infinity): number {
+function intField(body: Body, field: string, dflt: number, min = -Infinity, max = Infinity): number {
   const v = numberField(body, field, dflt, min, max);
   if (!Number.isInteger(v)) throw invalidArgument(field, `must be a whole number, got ${v}`);
   return v;
@@ -89,18 +84,21 @@ function nPredict(body: Body): number {
   return -1;
 }
 
+/** llama-server's defaults (the same /props reports). */
+const D = LLAMACPP_DEFAULT_PARAMS;
+
 export function readSampling(body: Body): Sampling {
   const seed = intField(body, "seed", -1, -1, 0xffffffff);
   return {
-    temperature: numberField(body, "temperature", 0.8, 0, 100),
-    topK: intField(body, "top_k", 40, 0, 1_000_000),
-    topP: numberField(body, "top_p", 0.95, 0, 1),
-    minP: numberField(body, "min_p", 0.05, 0, 1),
+    temperature: numberField(body, "temperature", D.temperature, 0, 100),
+    topK: intField(body, "top_k", D.top_k, 0, 1_000_000),
+    topP: numberField(body, "top_p", D.top_p, 0, 1),
+    minP: numberField(body, "min_p", D.min_p, 0, 1),
     seed: seed === -1 ? randomInt(0, 0xffffffff) : seed,
-    repeatPenalty: numberField(body, "repeat_penalty", 1, 0, 100),
-    repeatLastN: intField(body, "repeat_last_n", 64, -1, 1_000_000),
-    presencePenalty: numberField(body, "presence_penalty", 0, -2, 2),
-    frequencyPenalty: numberField(body, "frequency_penalty", 0, -2, 2),
+    repeatPenalty: numberField(body, "repeat_penalty", D.repeat_penalty, 0, 100),
+    repeatLastN: intField(body, "repeat_last_n", D.repeat_last_n, -1, 1_000_000),
+    presencePenalty: numberField(body, "presence_penalty", D.presence_penalty, -2, 2),
+    frequencyPenalty: numberField(body, "frequency_penalty", D.frequency_penalty, -2, 2),
   };
 }
 

@@ -4,8 +4,9 @@
 // with /apply-template then /tokenize (add_special), which is how this engine tokenizes a chat.
 import type { Token } from "node-llama-cpp";
 import { invalidArgument } from "../errors/index.js";
+import { sendJson } from "../net/index.js";
 import { readMessages } from "./chat.js";
-import { type Handler, sendJson } from "./http.js";
+import type { Handler } from "./http.js";
 import type { EngineModel } from "./model-set.js";
 import { boolField } from "./request-params.js";
 import { resolveModel, tokenIds, tokenize } from "./task.js";

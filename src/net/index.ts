@@ -5,4 +5,5 @@ export {
   parseEndpointAllowlist,
 } from "./endpoint-allowlist.js";
 export { parseHostPort } from "./host-port.js";
+export { sendJson, sendText } from "./http-answers.js";
 export { http1LimitOptions, type ListenerLimits, resolveListenerLimits } from "./listener-limits.js";

@@ -11,6 +11,7 @@ import {
   learnFromCall,
   type ProviderHealth,
 } from "../core/index.js";
+import type { ConversationRef } from "./conversations.js";
 import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
 
 /** A prompt's estimated tokens and the generous (low) count a refusal is decided on. */
@@ -27,6 +28,8 @@ export interface CallEntry extends AttributionOut {
   staticFallback: boolean;
   footprintMiB: number;
   expiresAtMs: number;
+  /** The conversation the call is a turn of (docs/rules/placement.md §5.5), recorded on success. */
+  conversation?: ConversationRef;
 }
 
 /**

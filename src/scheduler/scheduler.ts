@@ -18,7 +18,7 @@ import { SETTINGS } from "../settings/index.js";
 import { holderAgent } from "../state/index.js";
 import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
 import type { SchedulerConfig } from "./config.js";
-import { type ConversationRef, Conversations } from "./conversations.js";
+import { Conversations } from "./conversations.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
@@ -54,9 +54,8 @@ export class Scheduler {
   private readonly placement: Placement;
   private readonly loopDeps: CallLoopDeps;
   private closed = false;
-  /** The agent's conversations, and the conversation of each call placed and not released. */
+  /** The agent's conversations: where each last ran (a call's own is on its ledger entry). */
   private readonly conversations = new Conversations();
-  private readonly turns = new Map<string, ConversationRef>();
 
   constructor(o: SchedulerOptions) {
     this.state = o.state;
@@ -195,8 +194,9 @@ export class Scheduler {
       const tooLarge = decision?.kind === "refuse" && decision.reason === "prompt-too-large";
       outcome = this.placement.refusalOutcome(decision, candidates, tooLarge ? generous : tokens, input);
     }
-    if (outcome.kind === "placed" && input.conversation && outcome.placement.ticketId) {
-      this.turns.set(outcome.placement.ticketId, input.conversation);
+    if (outcome.kind === "placed" && input.conversation) {
+      const entry = this.ledger.get(outcome.placement.ticketId);
+      if (entry) entry.conversation = input.conversation;
     }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started);
     return outcome;
@@ -250,12 +250,10 @@ export class Scheduler {
       return this.releaseForeign(input.ticketId);
     }
     const e = this.ledger.finish(input);
-    const turn = this.turns.get(input.ticketId);
-    this.turns.delete(input.ticketId);
     if (!e) return false;
     // The copy holds the turn's prompt (and its answer) once the call ran there to its end.
-    if (turn && e.provider && input.outcome === "succeeded" && input.ran !== false)
-      this.conversations.record(turn, e.provider, e.model);
+    if (e.conversation && e.provider && input.outcome === "succeeded" && input.ran !== false)
+      this.conversations.record(e.conversation, e.provider, e.model);
     if (input.providerUnreachable === true && e.provider) {
       this.writes.markSuspect(e.provider, this.now(), this.cfg.agent || e.agent);
       this.hooks.log?.("warn", "provider unreachable: not choosing it until a newer probe", {

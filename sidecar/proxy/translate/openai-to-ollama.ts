@@ -1,5 +1,6 @@
 // An OpenAI answer (chat completion, completion, embeddings) rewritten as the Ollama answer the
 // caller asked for. Pure: the clock and the model name are passed in.
+import { promptReport } from "../prompt-report.js";
 import type { TargetApi } from "./ollama-to-openai.js";
 
 type Obj = Record<string, unknown>;
@@ -37,11 +38,9 @@ export function usageCounts(
   prompt_eval_duration?: number;
 } {
   const u = isObj(usage) ? usage : {};
-  const details = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const t = isObj(timings) ? timings : {};
-  const cached = count(details.cached_tokens) || count(t.cache_n);
+  const { cachedTokens: cached, promptMs } = promptReport(usage, timings);
   // llama.cpp's prompt time (ms) as Ollama's duration (ns).
-  const promptNs = Math.round(count(t.prompt_ms) * 1e6);
+  const promptNs = Math.round(promptMs * 1e6);
   return {
     prompt_eval_count: count(u.prompt_tokens),
     eval_count: count(u.completion_tokens),

@@ -2,10 +2,11 @@
 // the request names, /health, /props (n_ctx, total_slots), /slots, /metrics in llamacpp: names,
 // /tokenize ({content} → {tokens}) and /apply-template, which renders the chat template so that
 // tokenizing its prompt counts what the chat route counts.
-import { llamacppOllamaStyleModel } from "../../engines/index.js";
+import { LLAMACPP_DEFAULT_PARAMS, llamacppOllamaStyleModel } from "../../engines/index.js";
+import { sendJson } from "../../net/index.js";
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { HttpError, parseJsonBody, sendJson } from "../http-util.js";
+import { HttpError, parseJsonBody } from "../http-util.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import { engineError, type Handler, type PersonalityContext, personalityChat } from "./openai-routes.js";
 import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
@@ -37,29 +38,11 @@ async function applyTemplate(ctx: RequestContext): Promise<void> {
   sendJson(ctx.res, 200, { prompt: renderChat(req.messages, req.toolsJson) });
 }
 
-/** A slot's sampling settings as llama-server echoes them (its defaults). */
-function params(): Record<string, unknown> {
-  return {
-    seed: 4294967295,
-    temperature: 0.8,
-    top_k: 40,
-    top_p: 0.95,
-    min_p: 0.05,
-    repeat_last_n: 64,
-    repeat_penalty: 1,
-    presence_penalty: 0,
-    frequency_penalty: 0,
-    max_tokens: -1,
-    n_predict: -1,
-    stream: false,
-  };
-}
-
 function props(pc: PersonalityContext, ctx: RequestContext): void {
   const { p } = pc;
   sendJson(ctx.res, 200, {
     // llama-server's code sends only these two here (its README's example shows more).
-    default_generation_settings: { n_ctx: p.gpu.contextLength, params: params() },
+    default_generation_settings: { n_ctx: p.gpu.contextLength, params: { ...LLAMACPP_DEFAULT_PARAMS } },
     total_slots: p.gpu.slots,
     model_alias: p.spec.name,
     model_path: p.spec.name,
@@ -101,7 +84,7 @@ function slots(pc: PersonalityContext, ctx: RequestContext): void {
         n_prompt_tokens: s.promptTokens,
         n_prompt_tokens_processed: s.promptTokens,
         n_prompt_tokens_cache: 0,
-        params: params(),
+        params: { ...LLAMACPP_DEFAULT_PARAMS },
         next_token: [
           { has_next_token: true, has_new_line: false, n_remain: s.remaining, n_decoded: s.decoded },
         ],

@@ -2,10 +2,11 @@
 // engine's own model check, context check and error bodies (src/engines/README.md). Answers
 // reuse the emulator's planner and SSE framing (answer.ts, inference.ts).
 import type { ServerResponse } from "node:http";
+import { sendJson, sendText } from "../../net/index.js";
 import type { AnswerPlan } from "../answer.js";
 import { applyRequestFaults, type EmulatorCore, type RequestContext, readRequestBody } from "../core.js";
 import { handleOpenAIEmbeddings } from "../embeddings.js";
-import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { HttpError, parseJsonBody } from "../http-util.js";
 import { openaiSink, runInference } from "../inference.js";
 import { requireCapabilities } from "../ollama-api.js";
 import { openAIChatPlan } from "../openai-api.js";

@@ -2,9 +2,11 @@
 // request names, /get_model_info and /get_server_info (and their newer names /model_info and
 // /server_info), /health, /metrics in sglang: names and /tokenize ({prompt} → {tokens, count,
 // max_model_len}).
+
+import { sendJson, sendText } from "../../net/index.js";
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { HttpError, parseJsonBody } from "../http-util.js";
 import { type Handler, openaiModelEntry, type PersonalityContext } from "./openai-routes.js";
 import { GPU_MEMORY_UTILIZATION } from "./personality.js";
 import { tokenIds, tokenizePieces } from "./tokens.js";

@@ -1,9 +1,11 @@
 // vLLM's OpenAI-compatible server as the emulator plays it (src/engines/README.md): one model,
 // /v1/models with max_model_len, /health, /version, /tokenize (prompt or chat messages) and
 // /metrics in vLLM's names.
+
+import { sendJson, sendText } from "../../net/index.js";
 import type { RequestContext } from "../core.js";
 import { readRequestBody } from "../core.js";
-import { HttpError, parseJsonBody, sendJson, sendText } from "../http-util.js";
+import { HttpError, parseJsonBody } from "../http-util.js";
 import { parseOpenAIChatRequest } from "../requests.js";
 import { type Handler, openaiModelEntry, type PersonalityContext, servedModel } from "./openai-routes.js";
 import { renderChat, tokenIds, tokenizePieces } from "./tokens.js";
