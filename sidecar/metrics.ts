@@ -57,6 +57,12 @@ export function createSidecarMetrics(): SidecarMetrics {
     labelNames: ["provider", "model"] as const,
     registers: [registry],
   });
+  const prefillSaved = new Counter({
+    name: "kubemoot_prompt_cache_prefill_saved_seconds_total",
+    help: "Prefill those reused tokens saved, at the prefill rate measured per provider and model, by provider and model",
+    labelNames: ["provider", "model"] as const,
+    registers: [registry],
+  });
   const claimsLost = new Counter({
     name: "kubemoot_claims_lost_total",
     help: "Claims that lost to another sidecar or found no room at claim time, by reason",
@@ -146,6 +152,7 @@ export function createSidecarMetrics(): SidecarMetrics {
           const labels = { provider: a.provider, model: a.model };
           cachePrompt.inc(labels, a.promptTokens);
           cacheHit.inc(labels, a.cachedPromptTokens);
+          prefillSaved.inc(labels, a.prefillSavedMs / 1000);
         }
       },
       onClaimLost(_provider, reason) {

@@ -134,5 +134,6 @@ export function attributionHeaders(
     "x-kubemoot-ticket": p.ticketId,
     "x-kubemoot-cold-load": String(p.coldLoad),
     "x-kubemoot-queue-wait-ms": String(Math.round(queueWaitMs)),
+    "x-kubemoot-expected-cached-tokens": String(Math.round(p.expectedCachedTokens)),
   };
 }

@@ -172,6 +172,7 @@ export function placementMessage(p: PlacementOut): MessageInitShape<typeof Place
     fromPlan: p.fromPlan,
     staticFallback: p.staticFallback,
     engine: p.engine,
+    expectedCachedPromptTokens: BigInt(Math.round(p.expectedCachedTokens)),
   };
 }
 
@@ -322,6 +323,8 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
         estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
         promptTokens: BigInt(a.promptTokens),
         cachedPromptTokens: BigInt(a.cachedPromptTokens),
+        expectedCachedPromptTokens: BigInt(Math.round(a.expectedCachedPromptTokens)),
+        prefillSavedMs: BigInt(Math.round(a.prefillSavedMs)),
         truncated: a.truncated,
         success: a.success,
         outcome: OUTCOMES[a.outcome],

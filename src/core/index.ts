@@ -45,7 +45,7 @@ export { recordLatency } from "./latency-ema.js";
 export type { Phase, PlanRequest } from "./planner.js";
 export { plan } from "./planner.js";
 export { DEFAULT_POLICY, isPolicyName, POLICY_NAMES } from "./policies/index.js";
-export type { CachedPrefix } from "./prompt-cache.js";
+export { type CachedPrefix, cachedTokensAt, prefillRate } from "./prompt-cache.js";
 export type { ChatMessage, ChatToolSpec } from "./prompt-size.js";
 export { promptChars } from "./prompt-size.js";
 export type { RefusalReason } from "./refusal.js";

@@ -23,10 +23,15 @@ export function cachedTokensAt(prefixes: readonly CachedPrefix[], provider: stri
   return Math.max(0, n);
 }
 
+/** Prompt tokens per second of `model` from a provider's measured rates, else the default. */
+export function prefillRate(byModel: ReadonlyMap<string, number> | undefined, model: string): number {
+  const r = byModel?.get(model);
+  return r !== undefined && Number.isFinite(r) && r > 0 ? r : PREFILL_TOKENS_PER_S;
+}
+
 /** Prompt tokens per second of `model` on `v`: measured there, else the default. */
 export function prefillTokensPerS(v: ProviderView, model: string): number {
-  const r = v.prefillByModel?.get(model);
-  return r !== undefined && Number.isFinite(r) && r > 0 ? r : PREFILL_TOKENS_PER_S;
+  return prefillRate(v.prefillByModel, model);
 }
 
 /**

@@ -17,6 +17,7 @@ const placement = (ticketId: string): PlacementOut => ({
   fromPlan: false,
   staticFallback: false,
   engine: "ollama",
+  expectedCachedTokens: 0,
 });
 const outcome = (ticketId: string, over: Partial<ReleaseInput> = {}): ReleaseInput => ({
   ticketId,
@@ -64,5 +65,28 @@ describe("CallLedger", () => {
     expect(ledger.get("a")).toBeDefined();
     expect(ledger.get("b")).toBeUndefined();
     expect(ledger.get("c")).toBeDefined();
+  });
+});
+
+describe("prefill saved by the prompt cache", () => {
+  it("is the reused tokens at the prefill rate the call measured, and 0 with nothing reused", () => {
+    const ledger = new CallLedger(() => 1_000);
+    ledger.remember({ ...placement("t1"), expectedCachedTokens: 3000 }, "ns/a", 4000, 0);
+    // 1,000 tokens evaluated in 250 ms: 4,000 tokens/s, so the 3,000 reused saved 750 ms.
+    ledger.finish(outcome("t1", { promptTokens: 4000, cachedPromptTokens: 3000, promptEvalMs: 250 }));
+    const a = ledger.attribution("t1");
+    expect(a?.expectedCachedPromptTokens).toBe(3000);
+    expect(a?.prefillSavedMs).toBeCloseTo(750, 6);
+    ledger.remember(placement("t2"), "ns/a", 4000, 0);
+    ledger.finish(outcome("t2", { promptTokens: 4000, promptEvalMs: 1000 }));
+    expect(ledger.attribution("t2")?.prefillSavedMs).toBe(0);
+  });
+
+  it("uses the default rate before any measurement", () => {
+    const ledger = new CallLedger(() => 1_000);
+    ledger.remember(placement("t1"), "ns/a", 100, 0);
+    // 40 evaluated tokens are too few to measure a rate: 2,000 tokens/s, 1,000 tokens → 500 ms.
+    ledger.finish(outcome("t1", { promptTokens: 1040, cachedPromptTokens: 1000, promptEvalMs: 5 }));
+    expect(ledger.attribution("t1")?.prefillSavedMs).toBeCloseTo(500, 6);
   });
 });

@@ -10,6 +10,7 @@ import {
   learnCharsPerToken,
   learnFromCall,
   type ProviderHealth,
+  prefillRate,
 } from "../core/index.js";
 import type { ConversationRef } from "./conversations.js";
 import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
@@ -102,6 +103,8 @@ export class CallLedger {
       estimatedPromptTokens: tokens,
       promptTokens: 0,
       cachedPromptTokens: 0,
+      expectedCachedPromptTokens: p.expectedCachedTokens,
+      prefillSavedMs: 0,
       truncated: false,
       success: false,
       outcome: "unspecified",
@@ -149,6 +152,11 @@ export class CallLedger {
     });
     if (input.providerUnreachable === true && e.provider) this.suspects.set(e.provider, this.now());
     if (input.ran !== false) this.learn(e, input);
+    // Priced after learning, so this call's own prefill rate counts.
+    if (e.cachedPromptTokens > 0 && e.provider) {
+      const rate = prefillRate(this.health.get(e.provider)?.prefillByModel, e.model);
+      e.prefillSavedMs = (e.cachedPromptTokens / rate) * 1000;
+    }
     e.loadMs = input.loadMs ?? 0;
     this.trim();
     return e;
@@ -210,6 +218,8 @@ export function publicEntry(e: CallEntry): AttributionOut {
     estimatedPromptTokens: e.estimatedPromptTokens,
     promptTokens: e.promptTokens,
     cachedPromptTokens: e.cachedPromptTokens,
+    expectedCachedPromptTokens: e.expectedCachedPromptTokens,
+    prefillSavedMs: e.prefillSavedMs,
     truncated: e.truncated,
     success: e.success,
     outcome: e.outcome,

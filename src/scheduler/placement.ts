@@ -167,6 +167,7 @@ export class Placement {
       expiresAtMs: res.ticket.expiresAt ?? this.d.now() + leaseMs,
       fromPlan: false,
       staticFallback: false,
+      expectedCachedTokens: 0,
       // The copy the claim was decided on: the engine the agent's client must speak to.
       engine: state.providers.peek(d.provider)?.engine ?? DEFAULT_ENGINE,
     };
@@ -216,6 +217,7 @@ export class Placement {
       expiresAtMs: 0,
       fromPlan: false,
       staticFallback: true,
+      expectedCachedTokens: 0,
       engine: "",
     };
     this.d.ledger.remember(placement, agent, tokens, 0);

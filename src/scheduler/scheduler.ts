@@ -6,6 +6,7 @@
 import {
   type CachedPrefix,
   type Candidate,
+  cachedTokensAt,
   type Decision,
   estimateTokens,
   heldPlanUsable,
@@ -195,8 +196,13 @@ export class Scheduler {
       outcome = this.placement.refusalOutcome(decision, candidates, tooLarge ? generous : tokens, input);
     }
     if (outcome.kind === "placed" && input.conversation) {
-      const entry = this.ledger.get(outcome.placement.ticketId);
-      if (entry) entry.conversation = input.conversation;
+      const p = outcome.placement;
+      p.expectedCachedTokens = cachedTokensAt(cachedPrefixes, p.provider, p.model);
+      const entry = this.ledger.get(p.ticketId);
+      if (entry) {
+        entry.conversation = input.conversation;
+        entry.expectedCachedPromptTokens = p.expectedCachedTokens;
+      }
     }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started);
     return outcome;

@@ -49,6 +49,8 @@ export interface PlacementOut {
   staticFallback: boolean;
   /** The engine serving the endpoint; "" for a static fallback (unknown). */
   engine: string;
+  /** Prompt tokens the copy is expected to hold for this call (docs/rules/placement.md §5.5). */
+  expectedCachedTokens: number;
 }
 
 export interface RefusalOut extends Refusal {
@@ -110,6 +112,10 @@ export interface AttributionOut {
   promptTokens: number;
   /** Prompt tokens the engine reused from its prompt cache, as reported at Release. */
   cachedPromptTokens: number;
+  /** Prompt tokens the copy was expected to hold when the call was placed. */
+  expectedCachedPromptTokens: number;
+  /** Prefill the reused tokens saved (ms), at the measured prefill rate. */
+  prefillSavedMs: number;
   truncated: boolean;
   /** outcome === "succeeded", for readers of the older field. */
   success: boolean;

@@ -66,16 +66,26 @@ const system = { role: "system", content: "You plan the crew's releases. Be brie
 const ask = { role: "user", content: "What ships this week?" } as const;
 const more = { role: "user", content: "And next week?" } as const;
 
-async function attribute(ticketId: string): Promise<{ cachedPromptTokens?: string; promptTokens?: string }> {
+interface AttributionJson {
+  cachedPromptTokens?: string;
+  promptTokens?: string;
+  expectedCachedPromptTokens?: string;
+  prefillSavedMs?: string;
+}
+
+async function attribute(ticketId: string): Promise<AttributionJson> {
   const res = await fetch(`${sidecar.apiUrl}/kubemoot.scheduler.v1.SchedulerService/Attribute`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ ticketId }),
   });
-  return (await res.json()) as { cachedPromptTokens?: string; promptTokens?: string };
+  return (await res.json()) as AttributionJson;
 }
 
-async function cacheMetrics(provider: string, model: string): Promise<{ hit: number; all: number }> {
+async function cacheMetrics(
+  provider: string,
+  model: string,
+): Promise<{ hit: number; all: number; savedS: number }> {
   const text = await (await fetch(`${sidecar.apiUrl}/metrics`)).text();
   const pick = (name: string) =>
     readPromSamples(text, (n) => n === name).find(
@@ -84,28 +94,34 @@ async function cacheMetrics(provider: string, model: string): Promise<{ hit: num
   return {
     hit: pick("kubemoot_prompt_cache_hit_tokens_total"),
     all: pick("kubemoot_prompt_cache_tokens_total"),
+    savedS: pick("kubemoot_prompt_cache_prefill_saved_seconds_total"),
   };
 }
 
-/** The official Ollama client, keeping its last answer's headers (the ticket). */
-function ollamaClient(): { ollama: Ollama; ticket: () => string } {
-  let last = "";
+/** The official Ollama client, keeping its last answer's headers (the ticket, the expected cache). */
+function ollamaClient(): { ollama: Ollama; ticket: () => string; expectedCached: () => number } {
+  let last: Headers | undefined;
   const ollama = new Ollama({
     host: base,
     fetch: async (input, init) => {
       const res = await fetch(input, init);
-      last = res.headers.get("x-kubemoot-ticket") ?? "";
+      last = res.headers;
       return res;
     },
   });
-  return { ollama, ticket: () => last };
+  return {
+    ollama,
+    ticket: () => last?.get("x-kubemoot-ticket") ?? "",
+    expectedCached: () => Number(last?.get("x-kubemoot-expected-cached-tokens") ?? Number.NaN),
+  };
 }
 
 describe("an agent loop's next turn through the proxy", () => {
   it("on Ollama: prompt_eval_cached_count comes through, and Attribute and the metrics report it", async () => {
-    const { ollama, ticket } = ollamaClient();
+    const { ollama, ticket, expectedCached } = ollamaClient();
     const before = await cacheMetrics("gpu", OLLAMA_MODEL);
     const first = await ollama.chat({ model: OLLAMA_MODEL, messages: [system, ask] });
+    expect(expectedCached()).toBe(0);
     const turn2 = [system, ask, { role: "assistant", content: first.message.content }, more];
     const second = (await ollama.chat({ model: OLLAMA_MODEL, messages: turn2 })) as unknown as {
       prompt_eval_count: number;
@@ -113,10 +129,15 @@ describe("an agent loop's next turn through the proxy", () => {
     };
     expect(second.prompt_eval_cached_count).toBeGreaterThan(0);
     expect(second.prompt_eval_cached_count).toBeLessThan(second.prompt_eval_count);
+    // The sidecar expected the copy to hold the first turn and its answer: what the engine reused.
+    expect(expectedCached()).toBeGreaterThan(0);
     const a = await attribute(ticket());
     expect(Number(a.cachedPromptTokens)).toBe(second.prompt_eval_cached_count);
+    expect(Number(a.expectedCachedPromptTokens)).toBe(expectedCached());
+    expect(Number(a.prefillSavedMs)).toBeGreaterThan(0);
     const after = await cacheMetrics("gpu", OLLAMA_MODEL);
     expect(after.hit - before.hit).toBe(second.prompt_eval_cached_count);
+    expect(after.savedS - before.savedS).toBeCloseTo(Number(a.prefillSavedMs) / 1000, 2);
     expect(after.all - before.all).toBe(first.prompt_eval_count + second.prompt_eval_count);
   });
 
