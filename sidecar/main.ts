@@ -151,6 +151,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     },
   });
   metrics.trackActiveTickets(() => scheduler.activeTickets);
+  metrics.trackConversations(() => scheduler.conversationCount);
   metrics.trackState(state.stats);
 
   let publisher: ProviderPublisher | undefined;

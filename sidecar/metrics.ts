@@ -10,6 +10,7 @@ export interface SidecarMetrics {
   hooks: SchedulerHooks;
   /** Sets the function the active-tickets gauge reads at scrape time. */
   trackActiveTickets(fn: () => number): void;
+  trackConversations(fn: () => number): void;
   /** Exports what following the shared state costs (entries delivered, providers followed). */
   trackState(stats: StateStats): void;
   /** A provider state entry left out of this sidecar's view (one revision of it). */
@@ -88,6 +89,7 @@ export function createSidecarMetrics(): SidecarMetrics {
     registers: [registry],
   });
   let active: () => number = () => 0;
+  let conversations: () => number = () => 0;
   let state: StateStats | undefined;
   new Counter({
     name: "kubemoot_state_watch_entries_total",
@@ -118,6 +120,14 @@ export function createSidecarMetrics(): SidecarMetrics {
     },
   });
   new Gauge({
+    name: "kubemoot_conversations",
+    help: "Conversations this sidecar remembers for prompt-cache placement (bounded; docs/rules/placement.md §5.5)",
+    registers: [registry],
+    collect() {
+      this.set(conversations());
+    },
+  });
+  new Gauge({
     name: "kubemoot_tickets_active",
     help: "Tickets this sidecar holds now (held plans included)",
     registers: [registry],
@@ -129,6 +139,9 @@ export function createSidecarMetrics(): SidecarMetrics {
     registry,
     trackActiveTickets(fn) {
       active = fn;
+    },
+    trackConversations(fn) {
+      conversations = fn;
     },
     trackState(stats) {
       state = stats;

@@ -1,5 +1,5 @@
 // bench memory — sidecar RSS idle, after 10k and after 20k Place/Release cycles and proxied
-// calls (docs/benchmarks.md). The sidecar is a real process as deployed: shared state on a real
+// calls, its conversation table full (docs/benchmarks.md). The sidecar is a real process as deployed: shared state on a real
 // nats-server (not the embedded store, which would hold the whole bucket — every release's
 // tombstone for the bucket TTL — in the sidecar's own memory), the runtime env the webhook
 // injects, and an emulated GPU it probes itself; RSS is read from /proc/<pid>/status.
@@ -7,13 +7,20 @@
 import { readFileSync } from "node:fs";
 import { startEmulator } from "../../src/emulator/index.js";
 import { readPromSamples, sumFirst } from "../../src/engines/index.js";
+import { MAX_CONVERSATIONS } from "../../src/scheduler/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { injectedRuntimeEnv, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { markdownTable, runInfo, writeResult } from "../lib/report.js";
 
 const CYCLES = Number(process.env.BENCH_MEMORY_CYCLES ?? 10_000);
-const PROXIED_PER_PHASE = Math.max(1, Math.round(CYCLES / 20));
+/**
+ * Proxied chats per phase: each a conversation of its own with MESSAGES messages, more than the
+ * sidecar remembers, so that its conversation table (docs/rules/placement.md §5.5) ends each
+ * phase full of conversations with all their marks.
+ */
+const PROXIED_PER_PHASE = Math.max(Math.round(CYCLES / 20), MAX_CONVERSATIONS + 100);
+const MESSAGES = 40;
 const CONCURRENCY = 16;
 /**
  * The sidecar runs as the webhook injects it (chart values sidecar.nodeOptions and
@@ -33,8 +40,13 @@ function rssMb(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-/** The sidecar's V8 heap (used, total) and external memory in MB, from its own /metrics. */
-async function heapMb(apiAddress: string): Promise<{ used: number; total: number; external: number }> {
+/**
+ * The sidecar's V8 heap (used, total) and external memory in MB, and the conversations it
+ * remembers, from its own /metrics.
+ */
+async function heapMb(
+  apiAddress: string,
+): Promise<{ used: number; total: number; external: number; conversations: number }> {
   const samples = readPromSamples(await (await fetch(`http://${apiAddress}/metrics`)).text());
   const read = (name: string) => {
     const bytes = sumFirst(samples, [`kubemoot_${name}`]);
@@ -44,6 +56,7 @@ async function heapMb(apiAddress: string): Promise<{ used: number; total: number
     used: read("nodejs_heap_size_used_bytes"),
     total: read("nodejs_heap_size_total_bytes"),
     external: read("nodejs_external_memory_bytes"),
+    conversations: sumFirst(samples, ["kubemoot_conversations"]) ?? Number.NaN,
   };
 }
 
@@ -87,7 +100,11 @@ export async function run(): Promise<void> {
   const client = schedulerClient(sidecar.apiAddress);
   const proxy = `http://${sidecar.proxyAddress}`;
   const cycle = async (i: number) => {
-    const r = await client.call("Place", { promptChars: 2000, threadId: `t${i % 500}` });
+    const r = await client.call("Place", {
+      promptChars: 2000,
+      threadId: `t${i % 500}`,
+      conversationId: `api-${i % (4 * MAX_CONVERSATIONS)}`,
+    });
     if (r.result !== "placement") throw new Error(`bench memory: refused ${JSON.stringify(r)}`);
     await client.call("Release", {
       ticketId: r.placement.ticketId,
@@ -97,14 +114,17 @@ export async function run(): Promise<void> {
       promptChars: 2000,
     });
   };
+  let chats = 0;
   const proxied = async () => {
+    // A conversation of its own (its first question differs), MESSAGES messages long.
+    const n = chats++;
+    const messages = Array.from({ length: MESSAGES }, (_, k) => ({
+      role: k === 0 ? "system" : k % 2 === 1 ? "user" : "assistant",
+      content: k === 1 ? `question ${n}: ${"x ".repeat(40)}` : `message ${k} ${"y ".repeat(20)}`,
+    }));
     const res = await fetch(`${proxy}/api/chat`, {
       method: "POST",
-      body: JSON.stringify({
-        model: "qwen3:8b",
-        messages: [{ role: "user", content: "x ".repeat(200) }],
-        options: { num_predict: 8 },
-      }),
+      body: JSON.stringify({ model: "qwen3:8b", messages, options: { num_predict: 8 } }),
     });
     if (res.status !== 200) throw new Error(`bench memory: proxy answered ${res.status}`);
     await res.arrayBuffer();
@@ -123,6 +143,11 @@ export async function run(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     const at20k = rssMb(pid);
     const heap20k = await heapMb(sidecar.apiAddress);
+    if (heap10k.conversations !== MAX_CONVERSATIONS || heap20k.conversations !== MAX_CONVERSATIONS) {
+      throw new Error(
+        `bench memory: the conversation table held ${heap10k.conversations} and ${heap20k.conversations}, not ${MAX_CONVERSATIONS}`,
+      );
+    }
     const result = {
       rss_idle_mb: idle,
       rss_10k_mb: at10k,
@@ -133,6 +158,8 @@ export async function run(): Promise<void> {
       heap_used_10k_mb: heap10k.used,
       heap_used_20k_mb: heap20k.used,
       heap_total_20k_mb: heap20k.total,
+      conversations_10k: heap10k.conversations,
+      conversations_20k: heap20k.conversations,
       external_20k_mb: heap20k.external,
       cycles_per_phase: CYCLES,
       proxied_calls_per_phase: PROXIED_PER_PHASE,

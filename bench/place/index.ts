@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
+import { MAX_CONVERSATIONS } from "../../src/scheduler/index.js";
 import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
 import { ProviderStateWriter } from "../../src/state/provider-state.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
@@ -73,9 +74,20 @@ export async function run(): Promise<void> {
   const kv = await connectNatsKv({ servers: nats.url });
   const bucket = await kv.bucket("bench_kv", { history: 1, ttlMs: 0, maxValueBytes: 4096, replicas: 1 });
 
-  const req = { agent: "bench/agent", candidates: [{ model: "qwen3:8b", score: 100 }], promptTokens: 500 };
+  // Each call is a turn of one of as many conversations as the sidecar remembers
+  // (docs/rules/placement.md §5.5): its table is full, every call looks its conversation up and
+  // records its turn, and the conversations' records are published as they are for agent loops
+  // (from the second turn, then after a minute).
+  let turn = 0;
+  const req = () => ({
+    agent: "bench/agent",
+    candidates: [{ model: "qwen3:8b", score: 100 }],
+    promptTokens: 500,
+    promptChars: 2000,
+    conversationId: `conversation-${turn++ % MAX_CONVERSATIONS}`,
+  });
   const pairOn = (c: typeof noopClient) => async () => {
-    const r = await c.call("Place", req);
+    const r = await c.call("Place", req());
     if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
     await c.call("Release", {
       ticketId: r.placement.ticketId,
@@ -84,7 +96,7 @@ export async function run(): Promise<void> {
     });
   };
   const floorPair = pairOn(floorClient);
-  const noopCall = () => noopClient.call("Place", req);
+  const noopCall = () => noopClient.call("Place", req());
   let k = 0;
   const kvCreateDelete = async () => {
     const key = `k${k++}`;

@@ -44,6 +44,8 @@ interface Summary {
   decision_us_p99: number;
   ideal_p95_s: number;
   p95_over_ideal: number;
+  /** Agent-loop scenarios: means over seeds of TTFT p50/p95 and of the prompt-cache reuse captured. */
+  prompt_cache?: { ttft_p50_s: number; ttft_p95_s: number; captured_share: number };
 }
 
 interface Verdict {
@@ -101,6 +103,17 @@ function summarize(scenario: string, policy: string, rows: readonly Row[]): Summ
     sa[k] = pick((r) => r.stand_asides[k]);
   }
   const arrivals = rows.map((r) => r.latency_p95_arrivals_s);
+  const caches = rows.flatMap((r) => (r.prompt_cache !== undefined ? [r.prompt_cache] : []));
+  const cache =
+    caches.length === rows.length && rows.length > 0
+      ? {
+          prompt_cache: {
+            ttft_p50_s: r3(avg(caches.map((c) => c.ttft_p50_s))),
+            ttft_p95_s: r3(avg(caches.map((c) => c.ttft_p95_s))),
+            captured_share: r3(avg(caches.map((c) => c.captured_share))),
+          },
+        }
+      : {};
   return {
     scenario,
     policy,
@@ -119,6 +132,7 @@ function summarize(scenario: string, policy: string, rows: readonly Row[]): Summ
     decision_us_p99: pick((r) => r.decision_us_p99),
     ideal_p95_s: pick((r) => r.ideal_p95_s),
     p95_over_ideal: pick((r) => r.p95_over_ideal),
+    ...cache,
   };
 }
 
@@ -255,6 +269,8 @@ export async function run(args: string[]): Promise<void> {
     gpu_busy: s.gpu_busy_fraction,
     dec_us_p50: s.decision_us_p50,
     dec_us_p99: s.decision_us_p99,
+    ttft_p50_s: s.prompt_cache?.ttft_p50_s ?? "—",
+    cache_captured: s.prompt_cache?.captured_share ?? "—",
   });
   const table = markdownTable(summary.map(flat));
   const verdictLines = verdict.map(
@@ -293,7 +309,9 @@ export async function run(args: string[]): Promise<void> {
   md.push(
     "Per run:",
     "",
-    markdownTable(rows.map((r) => ({ ...r, stand_asides: JSON.stringify(r.stand_asides) }))),
+    markdownTable(
+      rows.map(({ prompt_cache: _cache, ...r }) => ({ ...r, stand_asides: JSON.stringify(r.stand_asides) })),
+    ),
     "",
   );
   const dir = path.join(repoRoot, "bench", "results");

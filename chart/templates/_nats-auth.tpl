@@ -7,8 +7,8 @@ creates the buckets, sidecars write tickets and demand. Anything not allowed is 
 consumer delete either (a watch that resets leaves its old ephemeral consumer to expire on the
 server; the refused delete is logged).
 What a sidecar user may write depends on the key layout (nats.keyLayout, docs/rules/state.md §2):
-- scoped: the keys that name a namespace only for its namespaces (tickets t.<provider>.<ns>.<id>;
-  demand wait.<model>.<ns>.<agent>, intent.<model>.<ns>.<agent>, use.<model>.<ns>,
+- scoped: the keys that name a namespace only for its namespaces (tickets t.<provider>.<ns>.<id>,
+  conversation records c.<provider>.<ns>.<key>; demand wait.<model>.<ns>.<agent>, intent.<model>.<ns>.<agent>, use.<model>.<ns>,
   sel.<ns>.<crew>.<agent>), and the keys every sidecar shares (claim guards g.<provider>.claim,
   residency overlays r.<provider>.<model>, suspect marks s.<provider>.suspect);
 - kubemoot: Kubemoot's own keys (<provider>__<id>, ...) do not tell namespaces apart: both
@@ -31,6 +31,7 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- fail (printf "nats.auth.sidecars[].namespaces: %q is not a namespace name (a DNS label)" .) }}
 {{- end }}
 {{- $writes = append $writes (printf "%s.t.*.%s.>" $tickets .) }}
+{{- $writes = append $writes (printf "%s.c.*.%s.*" $tickets .) }}
 {{- end }}
 {{- $writes = concat $writes (list (printf "%s.g.*.claim" $tickets) (printf "%s.r.*.*" $tickets) (printf "%s.s.*.suspect" $tickets)) }}
 {{- range .namespaces }}

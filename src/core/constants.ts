@@ -88,6 +88,12 @@ export const LOAD_MIB_PER_S = 1024;
 export const PREFILL_TOKENS_PER_S = 2000;
 /** A prefill rate is learned only from calls that evaluated at least this many prompt tokens. */
 export const MIN_PREFILL_SAMPLE_TOKENS = 64;
+/**
+ * A conversation another sidecar published on a copy counts as live, its prompt worth keeping
+ * in the copy's cache, this long after its last turn there ended (§5.5): an agent's tool call
+ * rarely takes longer.
+ */
+export const CONVERSATION_LIVE_MS = 5 * 60_000;
 /** Time to unload one model (s). */
 export const UNLOAD_S = 1;
 /** Weight of recent use + prediction in a victim's expected reloads. */

@@ -31,6 +31,11 @@ export {
   TICKET_LEASE_S,
   WAIT_ENTRY_TTL_MS,
 } from "./constants.js";
+export {
+  type ConversationIndex,
+  type ConversationSeen,
+  indexConversations,
+} from "./conversation-seen.js";
 export type { CostWeights } from "./cost.js";
 export { DEFAULT_COST_WEIGHTS } from "./cost.js";
 export { bumpRate } from "./decay.js";

@@ -48,6 +48,11 @@ export interface PlanRequest {
    * turn ran there): a call there prefills only the rest (docs/rules/placement.md §5.5).
    */
   cachedPrefixes?: readonly CachedPrefix[];
+  /**
+   * The call's conversation as the sidecars publish it (ConversationSeen.key): a copy whose slots
+   * hold other live conversations prices the one it would push out, but not this one's own.
+   */
+  conversationKey?: string;
 }
 
 function cleanPrompt(n: number | undefined): number {
@@ -77,6 +82,7 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
     mayQueue,
     bias: req.costBias,
     cached: req.cachedPrefixes ?? [],
+    conversation: req.conversationKey,
   });
   return decided ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
 }

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { provider, RTX_4090_MIB, snapshot, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { PREFILL_TOKENS_PER_S } from "./constants.js";
+import { type ConversationSeen, indexConversations } from "./conversation-seen.js";
 import type { Decision } from "./decision.js";
 import { decide, type PlanRequest } from "./planner.js";
 import { cachedTokensAt } from "./prompt-cache.js";
@@ -130,5 +131,86 @@ describe("property: a cache never makes the expected time longer", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("time policy: the conversations a copy's slots hold", () => {
+  // Each card has one slot; a's holds a live 16,000-token conversation of another agent.
+  const seen = (over: Partial<ConversationSeen> = {}): ConversationSeen => ({
+    provider: "a",
+    model: Q8,
+    key: "someone-elses-conversation",
+    namespace: "crew",
+    tokens: 16_000,
+    atMs: T0 - 10_000,
+    prefixes: [],
+    ...over,
+  });
+  const fleet = (conversations: ConversationSeen[], engine?: "vllm") =>
+    snapshot({
+      providers: [warm("a"), warm("b")].map((p) => (engine ? { ...p, engine } : p)),
+      health: health(12),
+      conversations: indexConversations(conversations),
+    });
+  const fresh: PlanRequest = { candidates: [{ model: Q8, score: 80 }], promptTokens: 2_000 };
+
+  it("are not pushed out when another copy is as good: the call costs its conversation a prefill there", () => {
+    // Without records the copies tie and the name picks a.
+    expect(by("time")(fleet([]), fresh)).toMatchObject({ kind: "claim", provider: "a" });
+    const d = by("time")(fleet([seen()]), fresh);
+    expect(d).toMatchObject({ kind: "claim", provider: "b" });
+  });
+
+  it("cost nothing to their own conversation, to a copy with a slot to spare, or once they are stale", () => {
+    expect(
+      by("time")(fleet([seen()]), { ...fresh, conversationKey: "someone-elses-conversation" }),
+    ).toMatchObject({
+      provider: "a",
+    });
+    expect(by("time")(fleet([seen({ atMs: T0 - 3_600_000 })]), fresh)).toMatchObject({ provider: "a" });
+    const two = snapshot({
+      providers: [
+        provider("a", { totalVramMiB: RTX_4090_MIB, maxParallel: 2, loadedModelFootprintsMiB: { [Q8]: F8 } }),
+        warm("b"),
+      ],
+      health: health(12),
+      conversations: indexConversations([seen()]),
+    });
+    expect(by("time")(two, fresh)).toMatchObject({ provider: "a" });
+  });
+
+  it("are priced at the least recently used conversation's prefill", () => {
+    // b holds one too, smaller and older: the call goes where it pushes out less.
+    const d = by("time")(
+      fleet([seen(), seen({ provider: "b", key: "other", tokens: 4_000, atMs: T0 - 60_000 })]),
+      fresh,
+    );
+    expect(d).toMatchObject({ kind: "claim", provider: "b" });
+    expect((d as { cost: number }).cost).toBeCloseTo(12 + 4_000 / PREFILL_TOKENS_PER_S, 6);
+  });
+
+  it("count only on engines that keep one prompt per slot", () => {
+    expect(by("time")(fleet([seen()], "vllm"), fresh)).toMatchObject({ kind: "claim", provider: "a" });
+  });
+});
+
+describe("time policy: a prefix held for another conversation of the crew", () => {
+  const shared = (p: string): PlanRequest => ({
+    ...call(0),
+    cachedPrefixes: [{ provider: p, model: Q8, tokens: 18_000, shared: true }],
+  });
+
+  it("is priced where the engine shares one prefix cache among requests (vLLM)", () => {
+    const vllm = snapshot({
+      providers: [warm("a"), warm("b")].map((p) => ({ ...p, engine: "vllm" as const })),
+      health: health(12),
+    });
+    expect(by("time")(vllm, call(0))).toMatchObject({ kind: "claim", provider: "a" });
+    expect(by("time")(vllm, shared("b"))).toMatchObject({ kind: "claim", provider: "b" });
+  });
+
+  it("is not where the engine keeps one prompt per slot: taking it would push its conversation out", () => {
+    const ollama = snapshot({ providers: [warm("a"), warm("b")], health: health(12) });
+    expect(by("time")(ollama, shared("b"))).toMatchObject({ kind: "claim", provider: "a" });
   });
 });

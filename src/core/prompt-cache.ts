@@ -2,9 +2,13 @@
 // part of this call's prompt (its conversation's last turn ran there) evaluates only the rest,
 // so the call finishes sooner there by the prefill it skips. The sidecar says which copies hold
 // how much (CachedPrefix); the rate is what this sidecar measured there, else a slow default.
-import { PREFILL_TOKENS_PER_S } from "./constants.js";
+// And a copy whose engine keeps one prompt per slot, all its slots holding live conversations
+// (as the sidecars publish them, ConversationSeen), loses one of them to a call from elsewhere:
+// that conversation's next turn prefills again, a cost the call puts on others.
+import { CONVERSATION_LIVE_MS, PREFILL_TOKENS_PER_S } from "./constants.js";
+import { copyKey, firstSince } from "./conversation-seen.js";
 import { serviceS } from "./expected-time.js";
-import type { ProviderView, SnapshotIndex } from "./snapshot.js";
+import { type ProviderView, type SnapshotIndex, slotsOf } from "./snapshot.js";
 
 /** A copy holding part of this call's prompt in its prompt cache. */
 export interface CachedPrefix {
@@ -12,6 +16,12 @@ export interface CachedPrefix {
   model: string;
   /** Prompt tokens it holds. */
   tokens: number;
+  /**
+   * Held for another conversation (a crew's shared system prompt): counted only where the engine
+   * shares one cache among its requests (vLLM's and SGLang's prefix caches). An engine that keeps
+   * one prompt per slot would give the call that conversation's slot, and it would prefill again.
+   */
+  shared?: boolean;
 }
 
 /** Prompt tokens `model`'s copy on `provider` holds for this call; 0 when none. */
@@ -45,7 +55,39 @@ export function cacheSavingS(
   prefixes: readonly CachedPrefix[],
 ): number {
   if (prefixes.length === 0) return 0;
-  const tokens = cachedTokensAt(prefixes, v.name, model);
+  const usable = perSlot(v) ? prefixes.filter((p) => p.shared !== true) : prefixes;
+  const tokens = cachedTokensAt(usable, v.name, model);
   if (tokens <= 0) return 0;
   return Math.min(serviceS(ix, v, model), tokens / prefillTokensPerS(v, model));
+}
+
+/** Whether the provider's engine keeps one prompt per slot (Ollama, llama.cpp's server). */
+function perSlot(v: ProviderView): boolean {
+  return !v.fixed || v.state.engine === "llamacpp";
+}
+
+/**
+ * Seconds of prefill a call of conversation `own` puts on another conversation by taking a slot
+ * of `model`'s copy on `v`: with an engine that keeps one prompt per slot (Ollama, llama.cpp)
+ * and at least as many live conversations there as slots, not counting `own`, which returns to
+ * its own slot, the engine gives the call the least recently used one, whose conversation
+ * prefills its prompt again at its next turn. 0 otherwise.
+ */
+export function displacementS(
+  ix: SnapshotIndex,
+  v: ProviderView,
+  model: string,
+  own: string | undefined,
+): number {
+  if (!perSlot(v)) return 0;
+  const c = ix.conversations.copies.get(copyKey(v.name, model));
+  if (c === undefined) return 0;
+  const since = ix.nowMs - CONVERSATION_LIVE_MS;
+  const mine = own !== undefined ? c.byKey.get(own) : undefined;
+  if (mine !== undefined && mine.atMs >= since) return 0;
+  const first = firstSince(c.byTime, since);
+  if (c.byTime.length - first < slotsOf(v, model)) return 0;
+  const lru = c.byTime[first];
+  // Its prefill, not this call's: not bounded by what a call takes here.
+  return lru === undefined ? 0 : lru.tokens / prefillTokensPerS(v, model);
 }

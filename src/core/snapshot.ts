@@ -3,6 +3,7 @@
 // looks things up: no rescans of tickets per provider or per candidate.
 import type { CircuitState } from "./circuit-breaker.js";
 import { DEFAULT_CALL_TIME_S, MAX_VICTIMS_CONSIDERED, PROVIDER_STALE_MS } from "./constants.js";
+import { type ConversationIndex, NO_CONVERSATIONS } from "./conversation-seen.js";
 import { type CostWeights, DEFAULT_COST_WEIGHTS } from "./cost.js";
 import type { ModelDemand } from "./demand.js";
 import { type IneligibleReason, ineligibility } from "./eligibility.js";
@@ -53,6 +54,8 @@ export interface PlacementSnapshot {
    * ms): ineligible until a probe newer than that.
    */
   suspects?: ReadonlyMap<string, number>;
+  /** Conversations the sidecars published on copies, indexed (docs/rules/placement.md §5.5). */
+  conversations?: ConversationIndex;
   /** The decision's clock (epoch ms). */
   nowMs: number;
 }
@@ -214,6 +217,8 @@ export interface SnapshotIndex {
   readonly fleetLoadMiBPerS: number | undefined;
   /** Occupancy of a model over the non-stale providers (memoized per index). */
   occupancy(model: string): Occupancy;
+  /** Conversations the sidecars published on copies (§5.5). */
+  readonly conversations: ConversationIndex;
 }
 
 function pos(n: unknown): number {
@@ -453,5 +458,6 @@ export function indexSnapshot(snap: PlacementSnapshot, options: Partial<PlannerO
     loadingAt,
     demand: snap.demand ?? NO_DEMAND_MAP,
     occupancy,
+    conversations: snap.conversations ?? NO_CONVERSATIONS,
   };
 }

@@ -25,6 +25,7 @@ export { FAULT_KINDS, type FaultKind, type FaultRule, parseFaultFlag, validateFa
 export { parseGoDuration, parseKeepAlive } from "./go-duration.js";
 export { OllamaGpu } from "./gpu.js";
 export type { GpuConfig, GpuSnapshot, JobObserver, JobResult, JobSpec, RunnerSnapshot } from "./gpu-types.js";
+export { EMPTY_CHAIN, extendChain, type PromptChain, type PromptPart, reusable } from "./prompt-cache.js";
 export { type EmulatorHandle, startEmulator } from "./server.js";
 export {
   CHARS_PER_TOKEN,

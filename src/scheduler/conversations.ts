@@ -4,6 +4,8 @@
 // next turn knows how much of its prompt that copy still holds in its prompt cache. Bounded: at
 // most MAX_CONVERSATIONS conversations (least recently used first out), MAX_MARKS marks each.
 
+import type { ConversationSeen } from "../core/index.js";
+
 /** A prompt's fingerprint: `hashes[i]` names the prompt up to its i-th message boundary. */
 export interface PromptMarks {
   readonly hashes: readonly string[];
@@ -28,9 +30,23 @@ export const MAX_MARKS = 32;
 /** A conversation id's length limit (characters). */
 export const MAX_CONVERSATION_ID = 128;
 
+/** What a sidecar remembers of its last record of a conversation (conversation-records.ts). */
+export type PublishedRecord = Pick<ConversationSeen, "provider" | "model" | "key" | "tokens" | "atMs">;
+
+/**
+ * Kept marks, packed (the table holds up to MAX_CONVERSATIONS × MAX_MARKS of them): each one's
+ * index into the prompt's marks, a 53-bit fingerprint of its hash, and the characters up to it.
+ */
+interface KeptMarks {
+  index: Uint16Array;
+  print: Float64Array;
+  chars: Float64Array;
+}
+
 interface Turn {
-  /** Kept marks: index into the prompt's marks, its hash, the characters up to it. */
-  marks: { index: number; hash: string; chars: number }[];
+  /** What this sidecar last published of the conversation. */
+  published?: PublishedRecord;
+  marks: KeptMarks;
   /** All marks of the turn's prompt (the last kept mark's index + 1). */
   count: number;
   promptChars: number;
@@ -45,15 +61,41 @@ export interface CachedChars {
   chars: number;
 }
 
-function keep(m: PromptMarks): Turn["marks"] {
+/**
+ * A 53-bit fingerprint of a mark's hash (two 32-bit FNV-1a variants): a mismatch of two prompts
+ * goes unseen with odds of 2^-53 per comparison, and the table keeps no strings.
+ */
+function fingerprint(hash: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < hash.length; i++) {
+    const c = hash.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+  }
+  return a * 0x200000 + (b & 0x1fffff);
+}
+
+const NO_MARKS: KeptMarks = {
+  index: new Uint16Array(0),
+  print: new Float64Array(0),
+  chars: new Float64Array(0),
+};
+
+function keep(m: PromptMarks): KeptMarks {
   const n = m.hashes.length;
-  if (n === 0) return [];
+  if (n === 0) return NO_MARKS;
   const picks = new Set<number>([n - 1]);
   const step = Math.max(1, Math.ceil(n / (MAX_MARKS - 1)));
   for (let i = step - 1; i < n - 1 && picks.size < MAX_MARKS; i += step) picks.add(i);
-  return [...picks]
-    .sort((a, b) => a - b)
-    .map((index) => ({ index, hash: m.hashes[index] as string, chars: m.chars[index] as number }));
+  const sorted = [...picks].sort((a, b) => a - b);
+  // An index beyond 2^16 marks cannot be kept exactly: such a prompt keeps its last mark only.
+  const kept = sorted.every((i) => i < 0x10000) ? sorted : [n - 1].filter((i) => i < 0x10000);
+  return {
+    index: Uint16Array.from(kept),
+    print: Float64Array.from(kept, (i) => fingerprint(m.hashes[i] as string)),
+    chars: Float64Array.from(kept, (i) => m.chars[i] as number),
+  };
 }
 
 export class Conversations {
@@ -79,18 +121,33 @@ export class Conversations {
     const where = { provider: t.provider, model: t.model };
     const m = ref.marks;
     if (!m) return ref.promptChars >= t.promptChars ? { ...where, chars: t.promptChars } : undefined;
-    let best: Turn["marks"][number] | undefined;
-    for (const k of t.marks) if (m.hashes[k.index] === k.hash) best = k;
-    if (!best) return undefined;
-    const last = best.index === t.count - 1;
+    let best = -1;
+    const k = t.marks;
+    for (let i = 0; i < k.index.length; i++) {
+      const h = m.hashes[k.index[i] as number];
+      if (h !== undefined && fingerprint(h) === k.print[i]) best = i;
+    }
+    if (best < 0) return undefined;
+    const index = k.index[best] as number;
+    const last = index === t.count - 1;
     const answer =
-      last && m.assistant[best.index + 1] === true ? (m.chars[best.index + 1] as number) : best.chars;
+      last && m.assistant[index + 1] === true ? (m.chars[index + 1] as number) : (k.chars[best] as number);
     return { ...where, chars: answer };
   }
 
-  /** Records a turn that ran on (provider, model): the next turn is priced against it. */
-  record(ref: ConversationRef, provider: string, model: string): void {
-    const marks = ref.marks ? keep(ref.marks) : [];
+  /**
+   * Records a turn that ran on (provider, model): the next turn is priced against it. Returns
+   * whether the conversation was known (an earlier turn is remembered), and what was last
+   * published of it (its record lives on with it).
+   */
+  record(
+    ref: ConversationRef,
+    provider: string,
+    model: string,
+  ): { known: boolean; published: PublishedRecord | undefined } {
+    const marks = ref.marks ? keep(ref.marks) : NO_MARKS;
+    const prev = this.turns.get(ref.id);
+    const published = prev?.published;
     this.turns.delete(ref.id);
     this.turns.set(ref.id, {
       marks,
@@ -98,10 +155,19 @@ export class Conversations {
       promptChars: ref.promptChars,
       provider,
       model,
+      ...(published !== undefined ? { published } : {}),
     });
     for (const id of this.turns.keys()) {
       if (this.turns.size <= this.max) break;
       this.turns.delete(id);
     }
+    return { known: prev !== undefined, published };
+  }
+
+  /** Notes what was published of a conversation (after its write). */
+  published(id: string, r: PublishedRecord): void {
+    const t = this.turns.get(id);
+    if (t !== undefined)
+      t.published = { provider: r.provider, model: r.model, key: r.key, tokens: r.tokens, atMs: r.atMs };
   }
 }

@@ -3,7 +3,12 @@
 // and the simulation all drive this; what they may use is exported here and nothing else.
 export type { Acquired } from "./call-loop.js";
 export { isAgentRef, type SchedulerConfig, schedulerConfigFromEnv } from "./config.js";
-export { type ConversationRef, MAX_CONVERSATION_ID, type PromptMarks } from "./conversations.js";
+export {
+  type ConversationRef,
+  MAX_CONVERSATION_ID,
+  MAX_CONVERSATIONS,
+  type PromptMarks,
+} from "./conversations.js";
 export type { PromptEstimate } from "./ledger.js";
 export { Scheduler } from "./scheduler.js";
 export type { SchedulerStore } from "./store.js";

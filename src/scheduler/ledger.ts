@@ -30,7 +30,9 @@ export interface CallEntry extends AttributionOut {
   footprintMiB: number;
   expiresAtMs: number;
   /** The conversation the call is a turn of (docs/rules/placement.md §5.5), recorded on success. */
-  conversation?: ConversationRef;
+  conversation?: ConversationRef | undefined;
+  /** Its key as the sidecars publish it (conversation-records.ts). */
+  conversationKey?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   aggregateDemand,
   type Candidate,
   type ClaimDecision,
+  type ConversationIndex,
   DEFAULT_COST_WEIGHTS,
   DEFAULT_ENGINE,
   type Decision,
@@ -44,6 +45,8 @@ export interface StateRead {
   residencies: Residency[];
   suspects: Map<string, number>;
   demand: DemandEntry[];
+  /** Conversations the sidecars published (docs/rules/placement.md §5.5). */
+  conversations: ConversationIndex;
 }
 
 export interface PlacementDeps {
@@ -84,12 +87,12 @@ export class Placement {
    */
   async read(models: readonly string[]): Promise<StateRead> {
     const { state } = this.d;
-    const [providers, { tickets, residencies, suspects }, demand] = await Promise.all([
+    const [providers, { tickets, residencies, suspects, conversations }, demand] = await Promise.all([
       state.providers.list(models),
       state.tickets.everything(models),
       state.demand.snapshot(models),
     ]);
-    return { providers, tickets, residencies, suspects, demand: demand.entries };
+    return { providers, tickets, residencies, suspects, demand: demand.entries, conversations };
   }
 
   /**
@@ -105,6 +108,7 @@ export class Placement {
       demand: aggregateDemand(r.demand, nowMs),
       health: this.d.ledger.health,
       suspects: mergeSuspects(r.suspects, this.d.ledger.suspects),
+      conversations: r.conversations,
       ...(this.declared !== undefined ? { declaredVramMiB: this.declared } : {}),
       nowMs,
     };

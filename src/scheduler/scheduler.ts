@@ -6,6 +6,7 @@
 import {
   type CachedPrefix,
   type Candidate,
+  type ConversationIndex,
   cachedTokensAt,
   type Decision,
   estimateTokens,
@@ -19,9 +20,10 @@ import { SETTINGS } from "../settings/index.js";
 import { holderAgent } from "../state/index.js";
 import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
 import type { SchedulerConfig } from "./config.js";
-import { Conversations } from "./conversations.js";
+import { conversationKey, conversationRecord, sharedPrefixes, worthWriting } from "./conversation-records.js";
+import { type ConversationRef, Conversations } from "./conversations.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
-import { CallLedger, type PromptEstimate } from "./ledger.js";
+import { type CallEntry, CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
 import { StateWrites } from "./state-writes.js";
 import type { SchedulerStore } from "./store.js";
@@ -95,6 +97,11 @@ export class Scheduler {
     return this.ledger.active;
   }
 
+  /** Conversations remembered now (docs/rules/placement.md §5.5; at most MAX_CONVERSATIONS). */
+  get conversationCount(): number {
+    return this.conversations.size;
+  }
+
   /** Prompt tokens for a call: the caller's count, else chars over the learned ratio. */
   estimatePromptTokens(promptTokens: number, promptChars: number): number {
     return this.ledger.estimatePromptTokens(promptTokens, promptChars);
@@ -158,13 +165,17 @@ export class Scheduler {
     }
     const { tokens, generous } = this.promptEstimate(input.promptTokens, input.promptChars);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
-    const cachedPrefixes = this.cachedPrefixes(input);
+    const ownKey = input.conversation
+      ? conversationKey(input.agent || this.cfg.agent, input.conversation.id)
+      : undefined;
+    let cachedPrefixes: CachedPrefix[] = [];
 
     let decision: Decision | undefined;
     let outcome: PlaceOutcome | undefined;
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {
       const read = await this.placement.read(candidates.map((c) => c.model));
+      cachedPrefixes = this.cachedPrefixes(input, read.conversations, ownKey);
       let t0 = performance.now();
       const { snapshot, index: ix } = this.placement.index(read);
       let decideMs = performance.now() - t0;
@@ -183,6 +194,7 @@ export class Scheduler {
         generousPromptTokens: generous,
         phase: input.phase,
         cachedPrefixes,
+        ...(ownKey !== undefined ? { conversationKey: ownKey } : {}),
       });
       decideMs += performance.now() - t0;
       this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
@@ -201,6 +213,7 @@ export class Scheduler {
       const entry = this.ledger.get(p.ticketId);
       if (entry) {
         entry.conversation = input.conversation;
+        if (ownKey !== undefined) entry.conversationKey = ownKey;
         entry.expectedCachedPromptTokens = p.expectedCachedTokens;
       }
     }
@@ -208,11 +221,23 @@ export class Scheduler {
     return outcome;
   }
 
-  /** The copy the call's conversation last ran on, and the prompt tokens it still holds. */
-  private cachedPrefixes(input: PlaceInput): CachedPrefix[] {
-    const c = this.conversations.cached(input.conversation);
-    if (!c || c.chars <= 0) return [];
-    return [{ provider: c.provider, model: c.model, tokens: this.ledger.estimatePromptTokens(0, c.chars) }];
+  /**
+   * The copy the call's conversation last ran on, and the prompt tokens it still holds; and the
+   * copies holding its leading parts for another conversation of the crew (§5.5).
+   */
+  private cachedPrefixes(
+    input: PlaceInput,
+    records: ConversationIndex,
+    ownKey: string | undefined,
+  ): CachedPrefix[] {
+    const ref = input.conversation;
+    const shared = sharedPrefixes(input.agent || this.cfg.agent, ref?.marks, records, ownKey);
+    const c = this.conversations.cached(ref);
+    if (!c || c.chars <= 0) return shared;
+    return [
+      ...shared,
+      { provider: c.provider, model: c.model, tokens: this.ledger.estimatePromptTokens(0, c.chars) },
+    ];
   }
 
   /**
@@ -259,7 +284,9 @@ export class Scheduler {
     if (!e) return false;
     // The copy holds the turn's prompt (and its answer) once the call ran there to its end.
     if (e.conversation && e.provider && input.outcome === "succeeded" && input.ran !== false)
-      this.conversations.record(e.conversation, e.provider, e.model);
+      this.recordTurn(e.conversation, e, input);
+    // The ledger keeps released calls for Attribute: not their prompts' marks.
+    e.conversation = undefined;
     if (input.providerUnreachable === true && e.provider) {
       this.writes.markSuspect(e.provider, this.now(), this.cfg.agent || e.agent);
       this.hooks.log?.("warn", "provider unreachable: not choosing it until a newer probe", {
@@ -271,6 +298,23 @@ export class Scheduler {
       this.writes.afterSuccess(e);
     this.hooks.onRelease?.(this.ledger.attribution(e.ticketId)!);
     return true;
+  }
+
+  /**
+   * Remembers where a conversation's turn ran, and tells the other sidecars when worth it: from
+   * its second turn on, so that one-shot calls (each its own conversation) write nothing.
+   */
+  private recordTurn(ref: ConversationRef, e: CallEntry, input: ReleaseInput): void {
+    const { known, published: before } = this.conversations.record(ref, e.provider, e.model);
+    if (!known) return;
+    const tokensOf = (chars: number) => this.ledger.estimatePromptTokens(0, chars);
+    const held = (input.promptTokens || tokensOf(ref.promptChars)) + Math.max(0, input.outputTokens);
+    const agent = e.agent || this.cfg.agent;
+    const where = { provider: e.provider, model: e.model };
+    const key = e.conversationKey ?? conversationKey(agent, ref.id);
+    const next = conversationRecord(agent, key, where, ref.marks, held, this.now(), tokensOf);
+    if (!worthWriting(before, next)) return;
+    this.writes.publishConversation(next, agent, before, () => this.conversations.published(ref.id, next));
   }
 
   /** Extends a ticket's lease; returns the new expiry (epoch ms). */

@@ -1,6 +1,7 @@
 // Writes to the shared state that happen off the caller's path: a released ticket's delete
-// (retried until its lease would end it anyway) and what a successful call teaches (residency
-// overlay, use demand). close() waits for every one of them.
+// (retried until its lease would end it anyway), what a successful call teaches (residency
+// overlay, use demand) and where its conversation now lives. close() waits for every one of them.
+import type { ConversationSeen } from "../core/index.js";
 import type { CallEntry } from "./ledger.js";
 import type { SchedulerStore } from "./store.js";
 import type { SchedulerTimers } from "./timers.js";
@@ -99,6 +100,31 @@ export class StateWrites {
         .recordUse(e.model, e.agent, USE_LINGER_MS, serviceMs)
         .catch((err) => this.warn("use demand", err)),
     );
+    this.track(Promise.all(writes).then(() => undefined));
+  }
+
+  /**
+   * Publishes where a conversation's last turn ran (docs/rules/placement.md §5.5), and withdraws
+   * it from the provider it ran on before, if it moved. `written` runs once the record is in.
+   */
+  publishConversation(
+    record: ConversationSeen,
+    agent: string,
+    before: Pick<ConversationSeen, "provider" | "key"> | undefined,
+    written: () => void,
+  ): void {
+    const writes: Promise<unknown>[] = [
+      this.state.tickets
+        .writeConversation(record, agent)
+        .then(written, (err) => this.warn("conversation record", err)),
+    ];
+    if (before !== undefined && before.provider !== record.provider) {
+      writes.push(
+        this.state.tickets
+          .deleteConversation(before.provider, agent, before.key)
+          .catch((err) => this.warn("conversation record delete", err)),
+      );
+    }
     this.track(Promise.all(writes).then(() => undefined));
   }
 

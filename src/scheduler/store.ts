@@ -15,6 +15,8 @@ export interface SchedulerStore {
     | "writeResidency"
     | "clearResidency"
     | "markSuspect"
+    | "writeConversation"
+    | "deleteConversation"
     | "allTickets"
     | "find"
   >;

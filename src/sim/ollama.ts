@@ -14,6 +14,8 @@ import {
   type ModelConfig,
   type ModelSpec,
   OllamaGpu,
+  type PromptChain,
+  type PromptPart,
   type RunnerSnapshot,
   resolveModel,
 } from "../emulator/index.js";
@@ -127,6 +129,28 @@ export class SimOllama {
     const promptTokens = Math.max(0, (durationMs / 1000) * this.config.promptTokensPerS);
     this.submit(
       { model, kind: "infer", promptTokens, outputTokens: 0 },
+      { onDone: done, onError: (m) => failed(m) },
+    );
+  }
+
+  /**
+   * An agent loop's turn: its prompt evaluated (less what the slot's prompt cache holds) and its
+   * answer generated, which the slot keeps after the prompt for the conversation's next turn.
+   */
+  runPrompt(
+    model: string,
+    p: { chain: PromptChain; answer: PromptPart; tokens: number; outputTokens: number },
+    done: (r: JobResult) => void,
+    failed: (m: string) => void,
+  ): void {
+    this.submit(
+      {
+        model,
+        kind: "infer",
+        promptTokens: p.tokens,
+        outputTokens: p.outputTokens,
+        cache: { chain: p.chain, answer: p.answer },
+      },
       { onDone: done, onError: (m) => failed(m) },
     );
   }

@@ -7,6 +7,7 @@ import type {
   DecisionRecord,
   LoadRecord,
   PolicyName,
+  PromptCacheMetrics,
   SimMetrics,
   SimResult,
   UnloadRecord,
@@ -130,6 +131,8 @@ export class Recorder {
       decisions: this.decisionUs.length,
       virtual_s: round(this.lastDoneMs / 1000, 1),
     };
+    const cache = promptCacheMetrics(done);
+    if (cache !== undefined) metrics.prompt_cache = cache;
     const out: SimResult = { metrics, latencies: lat, ideal, events };
     if (this.detailed) {
       out.calls = this.calls;
@@ -139,4 +142,21 @@ export class Recorder {
     }
     return out;
   }
+}
+
+/** Time to first token and prompt-cache reuse over the completed calls that had a prompt. */
+export function promptCacheMetrics(done: readonly CallRecord[]): PromptCacheMetrics | undefined {
+  const turns = done.flatMap((c) => (c.prompt !== undefined ? [c.prompt] : []));
+  if (turns.length === 0) return undefined;
+  const ttft = turns.map((p) => p.ttftMs / 1000).sort((a, b) => a - b);
+  const cached = turns.reduce((n, p) => n + p.cachedTokens, 0);
+  const available = turns.reduce((n, p) => n + p.availableTokens, 0);
+  return {
+    ttft_p50_s: round(percentileSorted(ttft, 50)),
+    ttft_p95_s: round(percentileSorted(ttft, 95)),
+    prefill_s: round(turns.reduce((n, p) => n + p.prefillMs, 0) / 1000, 1),
+    cached_tokens: cached,
+    available_tokens: available,
+    captured_share: round(available > 0 ? cached / available : 1, 4),
+  };
 }

@@ -3,6 +3,7 @@
 // discussion traffic. A scenario's structure is fixed; only the traffic depends on the seed.
 import type { Candidate } from "../core/index.js";
 import { Rng } from "../prng/index.js";
+import type { AgentLoopShape } from "./agent-loop-types.js";
 import type { SimFixedEngineConfig } from "./fixed-engine.js";
 
 export interface ScenarioGpu {
@@ -15,6 +16,11 @@ export interface ScenarioGpu {
    * slowed by `slowdown` per other request running.
    */
   fixed?: Pick<SimFixedEngineConfig, "engine" | "serves" | "slots" | "kvTokens" | "slowdown">;
+  /** The card's prefill and decode rates (tokens/s); default 1,000 and 50. */
+  promptTokensPerS?: number;
+  tokensPerS?: number;
+  /** Models the card loads at time 0 and keeps (keep_alive -1); default none. */
+  preload?: string[];
 }
 
 export interface ScenarioModel {
@@ -70,6 +76,8 @@ export interface Scenario {
   promptTokensMax: number;
   /** Candidate tolerance (points). */
   tolerance: number;
+  /** Agent loops instead of discussions (./agent-loops.ts): the traffic is each agent's tool loop. */
+  loops?: AgentLoopShape;
 }
 
 const GiB = 1024;
@@ -426,14 +434,4 @@ export function mixed(): Scenario {
     arrivalWindowS: 2 * 3600,
     ...CALL_SHAPE,
   };
-}
-
-export const SCENARIOS: Record<string, () => Scenario> = { homelab, lab, scale, mixed };
-
-export function scenarioByName(name: string): Scenario {
-  const make = SCENARIOS[name];
-  if (make === undefined) {
-    throw new RangeError(`unknown scenario "${name}" (known: ${Object.keys(SCENARIOS).join(", ")})`);
-  }
-  return make();
 }

@@ -1,15 +1,26 @@
 // The simulation's types: its options, the records it keeps and the metrics it reports, and the
 // state of a call and of an agent's turn as the world and the policies share them.
 import type { Candidate, Decision, PlannerOptions, RefusalReason } from "../core/index.js";
+import type { PromptChain, PromptPart } from "../emulator/index.js";
+import type { PromptMarks } from "../scheduler/index.js";
 import type { UnloadCause } from "./ollama.js";
 import type { Scenario, ScenarioAgent } from "./scenarios.js";
 import type { Discussion, Turn } from "./workload.js";
 
 /**
  * "ours" is the sidecar's default policy (expected seconds), "kubemoot" the sidecar run with
- * KUBEMOOT_POLICY=kubemoot (the weighted cost); the rest are baselines.
+ * KUBEMOOT_POLICY=kubemoot (the weighted cost), "ours-no-affinity" ours told nothing of the
+ * calls' conversations (docs/rules/placement.md §5.5; only `bench affinity` runs it); the rest
+ * are baselines.
  */
-export type PolicyName = "ours" | "kubemoot" | "static" | "round-robin" | "least-busy" | "random";
+export type PolicyName =
+  | "ours"
+  | "kubemoot"
+  | "ours-no-affinity"
+  | "static"
+  | "round-robin"
+  | "least-busy"
+  | "random";
 export const POLICIES: readonly PolicyName[] = [
   "ours",
   "kubemoot",
@@ -20,8 +31,8 @@ export const POLICIES: readonly PolicyName[] = [
 ];
 
 /** The policies that run the sidecar's planner. */
-export function runsPlanner(p: PolicyName): p is "ours" | "kubemoot" {
-  return p === "ours" || p === "kubemoot";
+export function runsPlanner(p: PolicyName): p is "ours" | "kubemoot" | "ours-no-affinity" {
+  return p === "ours" || p === "kubemoot" || p === "ours-no-affinity";
 }
 
 export interface SimOptions {
@@ -73,6 +84,23 @@ export interface CallRecord {
   coldLoad: boolean;
   outcome: CallOutcome;
   standAside?: RefusalReason;
+  /** An agent loop's turn, once done: its prompt, what the engine reused, what any placement could have. */
+  prompt?: PromptRecord;
+}
+
+export interface PromptRecord {
+  tokens: number;
+  /** Prompt tokens the engine reused from its prompt cache. */
+  cachedTokens: number;
+  /**
+   * Prompt tokens an oracle placement could have reused: the longest prefix of this prompt that
+   * some earlier call of the model evaluated or generated anywhere (an unbounded cache).
+   */
+  availableTokens: number;
+  /** The engine's time on the uncached tokens (ms). */
+  prefillMs: number;
+  /** Arrival → first token (ms). */
+  ttftMs: number;
 }
 
 export interface CopyInfo {
@@ -159,6 +187,19 @@ export interface SimMetrics {
   expiries: number;
   decisions: number;
   virtual_s: number;
+  /** Agent-loop scenarios only: time to first token and prompt-cache reuse over completed calls. */
+  prompt_cache?: PromptCacheMetrics;
+}
+
+export interface PromptCacheMetrics {
+  ttft_p50_s: number;
+  ttft_p95_s: number;
+  /** Seconds engines spent evaluating prompts, summed over calls. */
+  prefill_s: number;
+  cached_tokens: number;
+  available_tokens: number;
+  /** cached_tokens / available_tokens (1 when nothing was available). */
+  captured_share: number;
 }
 
 export interface SimResult {
@@ -187,6 +228,21 @@ export interface CallState {
   index: number;
   arrivalMs: number;
   record: CallRecord;
+  /** An agent loop's turn: its prompt as the engine's cache and the sidecar see it. */
+  prompt?: SimPrompt;
+}
+
+export interface SimPrompt {
+  conversation: string;
+  chain: PromptChain;
+  answer: PromptPart;
+  /** The prompt's fingerprint as the proxy takes it (message boundaries, characters, answers). */
+  marks: PromptMarks;
+  tokens: number;
+  chars: number;
+  outputTokens: number;
+  /** What an oracle placement could reuse of it (PromptRecord.availableTokens), fixed at arrival. */
+  availableTokens: number;
 }
 
 export interface TurnState {

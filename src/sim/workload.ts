@@ -3,6 +3,7 @@
 // they are compared on identical arrivals. A call's own arrival time still depends on when
 // the agent's previous call finished (an agent calls one at a time).
 import { Rng } from "../prng/index.js";
+import type { LoopPrompt } from "./agent-loop-types.js";
 import type { Scenario, ScenarioAgent } from "./scenarios.js";
 
 export interface PlannedCall {
@@ -11,6 +12,9 @@ export interface PlannedCall {
   promptTokens: number;
   /** Think time before this call (ms): 0 for an agent's first call. */
   thinkMs: number;
+  /** An agent loop's turn (./agent-loops.ts): its tokens to generate and its prompt's parts. */
+  outputTokens?: number;
+  prompt?: LoopPrompt;
 }
 
 export interface Turn {

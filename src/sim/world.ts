@@ -3,15 +3,30 @@
 // Where a call runs is the policy's choice (./policies); what happened is the recorder's.
 
 import { GPU_WAIT_LIMIT_S, inTolerance, type RefusalReason } from "../core/index.js";
-import type { JobResult } from "../emulator/index.js";
+import {
+  CHARS_PER_TOKEN,
+  EMPTY_CHAIN,
+  extendChain,
+  type JobResult,
+  type PromptChain,
+  reusable,
+} from "../emulator/index.js";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { Rng } from "../prng/index.js";
+import { generateAgentLoops } from "./agent-loops.js";
 import { EventLoop } from "./events.js";
 import { SimFixedEngine } from "./fixed-engine.js";
 import { modelWithFootprint, SimOllama } from "./ollama.js";
 import { Recorder } from "./recorder.js";
 import type { Scenario, ScenarioModel } from "./scenarios.js";
-import { type CallRecord, type CallState, EPOCH_MS, type SimOptions, type TurnState } from "./types.js";
+import {
+  type CallRecord,
+  type CallState,
+  EPOCH_MS,
+  type SimOptions,
+  type SimPrompt,
+  type TurnState,
+} from "./types.js";
 import { type Discussion, generateWorkload } from "./workload.js";
 
 /** What a policy decides for the world: where each call runs. */
@@ -49,6 +64,8 @@ export class World {
   private callSeq = 0;
   /** Discussions not started yet plus turns not ended: the publisher probes while any remain. */
   private outstanding = 0;
+  /** Per model, every prefix (chain mark) some call evaluated or generated: the oracle's cache. */
+  private readonly computed = new Map<string, Set<string>>();
 
   constructor(readonly o: SimOptions) {
     this.sc = o.scenario;
@@ -84,8 +101,10 @@ export class World {
           numParallel: this.sc.numParallel,
           contextLength: this.sc.contextLength,
           models: catalog,
-          // One prompt token per ms: a call of d ms is d tokens of prompt evaluation.
-          promptTokensPerS: 1000,
+          // One prompt token per ms: a call of d ms is d tokens of prompt evaluation (agent
+          // loops' cards give their own rates).
+          promptTokensPerS: g.promptTokensPerS ?? 1000,
+          ...(g.tokensPerS !== undefined ? { tokensPerS: g.tokensPerS } : {}),
           maxLoadedModels: o.maxLoadedModels ?? 3,
         },
         {
@@ -126,7 +145,10 @@ export class World {
 
   async run(policy: SimPolicy) {
     this.policy = policy;
-    const work = generateWorkload(this.sc, this.o.seed);
+    const work =
+      this.sc.loops !== undefined
+        ? generateAgentLoops(this.sc, this.o.seed)
+        : generateWorkload(this.sc, this.o.seed);
     this.outstanding = work.length;
     for (const d of work) {
       for (const t of d.turns) {
@@ -134,6 +156,20 @@ export class World {
         for (const c of t.calls) this.recorder.idealMs.push((pm?.serviceMeanS ?? 0) * 1000 * c.workFactor);
       }
       this.loop.at(d.atMs, () => this.startDiscussion(d));
+    }
+    for (const g of this.sc.gpus) {
+      const gpu = this.gpuByName.get(g.name);
+      for (const model of g.preload ?? []) {
+        gpu?.submit(
+          { model, kind: "load", promptTokens: 0, outputTokens: 0, keepAliveMs: Number.POSITIVE_INFINITY },
+          {
+            onDone: () => {},
+            onError: (m) => {
+              throw new KubemootError(ErrorCode.Internal, `sim: ${g.name} could not preload ${model}: ${m}`);
+            },
+          },
+        );
+      }
     }
     policy.start();
     // Runs until every call has finished (a safety horizon guards against a run that never drains).
@@ -172,6 +208,12 @@ export class World {
       ended(false);
       this.failed(call);
     };
+    if (call.prompt !== undefined) {
+      if (gpu instanceof SimFixedEngine)
+        throw new KubemootError(ErrorCode.Internal, "sim: agent loops run on Ollama cards only");
+      gpu.runPrompt(model, call.prompt, done, failed);
+      return;
+    }
     const ms = this.serviceMs(call, model);
     if (gpu instanceof SimFixedEngine)
       gpu.run(model, ms, done, failed, call.turn.turn.calls[call.index]!.promptTokens);
@@ -239,7 +281,51 @@ export class World {
     const i = ts.next++;
     const rec = this.newRecord(ts, ts.turn.calls[i]!.workFactor);
     this.recorder.calls.push(rec);
-    this.policyOf().dispatch({ id: rec.id, turn: ts, index: i, arrivalMs: this.loop.now, record: rec });
+    const prompt = this.promptOf(ts, i);
+    const call: CallState = { id: rec.id, turn: ts, index: i, arrivalMs: this.loop.now, record: rec };
+    if (prompt !== undefined) call.prompt = prompt;
+    this.policyOf().dispatch(call);
+  }
+
+  /** An agent loop's turn as its engine's cache and its sidecar see the prompt. */
+  private promptOf(ts: TurnState, i: number): SimPrompt | undefined {
+    const planned = ts.turn.calls[i]!;
+    const p = planned.prompt;
+    if (p === undefined) return undefined;
+    const chain = extendChain(
+      EMPTY_CHAIN,
+      p.parts.map((x) => ({ text: x.key, tokens: x.tokens })),
+    );
+    const tokens = chain.tokens.at(-1) ?? 0;
+    const seen = this.computed.get(ts.agent.candidates[0]!.model);
+    let shared = 0;
+    chain.hashes.forEach((h, k) => {
+      if (seen?.has(h)) shared = chain.tokens[k]!;
+    });
+    return {
+      conversation: p.conversation,
+      chain,
+      answer: { text: p.answer.key, tokens: p.answer.tokens },
+      marks: {
+        hashes: chain.hashes,
+        chars: chain.tokens.map((t) => Math.round(t * CHARS_PER_TOKEN)),
+        assistant: p.parts.map((x) => x.assistant),
+      },
+      tokens,
+      chars: Math.round(tokens * CHARS_PER_TOKEN),
+      outputTokens: planned.outputTokens ?? 0,
+      availableTokens: reusable(shared, tokens),
+    };
+  }
+
+  /** The oracle's cache learns a finished turn's prompt and answer. */
+  private computedBy(model: string, chain: PromptChain): void {
+    let seen = this.computed.get(model);
+    if (seen === undefined) {
+      seen = new Set();
+      this.computed.set(model, seen);
+    }
+    for (const h of chain.hashes) seen.add(h);
   }
 
   /** After a call ended (done or failed): the agent thinks, then calls again, or its turn ends. */
@@ -266,6 +352,19 @@ export class World {
     rec.doneMs = this.loop.now;
     rec.latencyMs = this.loop.now - call.arrivalMs;
     rec.coldLoad = r.coldLoad;
+    const p = call.prompt;
+    if (p !== undefined) {
+      // The first token comes one token's time after the prompt was evaluated.
+      const perToken = r.evalTokens > 0 ? r.evalMs / r.evalTokens : 0;
+      rec.prompt = {
+        tokens: r.promptTokens,
+        cachedTokens: r.cachedTokens,
+        availableTokens: p.availableTokens,
+        prefillMs: r.promptEvalMs,
+        ttftMs: rec.latencyMs - r.evalMs + perToken,
+      };
+      this.computedBy(rec.model, extendChain(p.chain, [p.answer]));
+    }
     this.recorder.done(this.loop.now);
     this.afterCall(call);
   }

@@ -233,6 +233,11 @@ export class BucketMirror<T> {
     for (const e of m.values()) if (e.createdMs > after) yield e;
   }
 
+  /** The groups of the secondary index, by name. */
+  groupNames(): Iterable<string> {
+    return this.state.groups.keys();
+  }
+
   /** All live entries. */
   *entries(): Iterable<MirrorEntry<T>> {
     // One clock read per scan, not per entry: a full scan runs on every placement.

@@ -29,7 +29,7 @@ import { ProviderStateCopies } from "./provider-state-copies.js";
 import { type KeyLayoutName, keyLayout } from "./ticket-keys.js";
 import { TicketBook } from "./tickets.js";
 import { TicketsCopies, type TicketsScope } from "./tickets-copies.js";
-import { type TicketsMirror, ticketsDecoder, tombstoneNeeded } from "./tickets-view.js";
+import { type TicketsMirror, ticketsDecoder, ticketsGroup, tombstoneNeeded } from "./tickets-view.js";
 
 /** Counters since the store opened, and what it follows now. */
 export interface StateStats {
@@ -211,7 +211,7 @@ async function assemble(
       filter,
       onEntry: counting(ticketsBucket!.name),
       decode: decodeTickets,
-      group: (key) => keys.providerOf(key),
+      group: (key) => ticketsGroup(keys, key),
       earlyForget: {
         keepMs: options.ticketTombstoneKeepMs ?? TICKET_TOMBSTONE_KEEP_MS,
         needed: (key) => tombstoneNeeded(keys, m, key),
@@ -303,7 +303,11 @@ async function assemble(
   const capacity = new CapacityWatch({
     sources: [stateCopies, ...(stateCopies.catalog !== undefined ? [stateCopies.catalog] : []), copies],
     now,
-    ignoreKey: (key) => keys.parse(key).kind === "guard",
+    // Claim guards precede a ticket write; conversation records free and take nothing.
+    ignoreKey: (key) => {
+      const kind = keys.parse(key).kind;
+      return kind === "guard" || kind === "conversation";
+    },
   });
 
   let closed = false;

@@ -17,6 +17,7 @@ export type TicketsKey =
   | { kind: "residency"; provider: string; modelToken: string }
   | { kind: "guard"; provider: string }
   | { kind: "suspect"; provider: string }
+  | { kind: "conversation"; provider: string; key: string }
   | { kind: "foreign" };
 
 /** Names one ticket; `holderId` places it in its holder's namespace (default: this process's). */
@@ -38,6 +39,8 @@ export interface KeyLayout {
   residency(provider: string, model: string): string;
   guard(provider: string): string;
   suspect(provider: string): string;
+  /** Where `agent`'s conversation `key` (opaque, [A-Za-z0-9_-]) last ran: on `provider`. */
+  conversation(provider: string, agent: string, key: string): string;
   parse(key: string): TicketsKey;
   /** The provider a tickets-bucket key belongs to (the copies' per-provider index). */
   providerOf(key: string): string | undefined;
@@ -58,6 +61,11 @@ export interface KeyLayout {
   modelFilter(model: string): string | undefined;
   /** A demand-bucket filter matching every selection key; undefined when the layout has none. */
   selFilter(): string | undefined;
+}
+
+function conversationKey(key: string): string {
+  if (!CONVERSATION_KEY.test(key)) throw invalidArgument("conversation", "is not a conversation key");
+  return key;
 }
 
 /** Provider names become part of keys: Kubernetes names (letters, digits, `-`, `.`) pass. */
@@ -88,6 +96,9 @@ const RESIDENCY_PREFIX = "residency__";
 /** `_claim__<provider>`: starts with `_`, which no Kubernetes name does, so no Kubemoot scan sees it. */
 const GUARD_PREFIX = "_claim__";
 const SUSPECT_PREFIX = "_suspect__";
+const CONVERSATION_PREFIX = "_conv__";
+/** A conversation key: a hash in base64url, never a token separator or a wildcard. */
+const CONVERSATION_KEY = /^[A-Za-z0-9_-]{8,64}$/;
 
 function parseKubemoot(key: string): TicketsKey {
   if (key.startsWith(GUARD_PREFIX)) {
@@ -97,6 +108,14 @@ function parseKubemoot(key: string): TicketsKey {
   if (key.startsWith(SUSPECT_PREFIX)) {
     const provider = key.slice(SUSPECT_PREFIX.length);
     return provider === "" ? { kind: "foreign" } : { kind: "suspect", provider };
+  }
+  if (key.startsWith(CONVERSATION_PREFIX)) {
+    const rest = key.slice(CONVERSATION_PREFIX.length);
+    const i = rest.lastIndexOf("__");
+    const id = rest.slice(i + 2);
+    return i > 0 && CONVERSATION_KEY.test(id)
+      ? { kind: "conversation", provider: rest.slice(0, i), key: id }
+      : { kind: "foreign" };
   }
   if (key.startsWith("_")) return { kind: "foreign" };
   if (key.startsWith(RESIDENCY_PREFIX)) {
@@ -121,6 +140,7 @@ const kubemootLayout: KeyLayout = {
   residency: (provider, model) => `${RESIDENCY_PREFIX}${provider}__${kvToken(model)}`,
   guard: (provider) => `${GUARD_PREFIX}${provider}`,
   suspect: (provider) => `${SUSPECT_PREFIX}${provider}`,
+  conversation: (provider, _agent, key) => `${CONVERSATION_PREFIX}${provider}__${conversationKey(key)}`,
   parse: parseKubemoot,
   providerOf: (key) => {
     const k = parseKubemoot(key);
@@ -153,6 +173,10 @@ function parseScoped(key: string): TicketsKey {
       return t.length === 3 && t[2] === "claim" ? { kind: "guard", provider } : { kind: "foreign" };
     case "s":
       return t.length === 3 && t[2] === "suspect" ? { kind: "suspect", provider } : { kind: "foreign" };
+    case "c":
+      return t.length === 4 && CONVERSATION_KEY.test(t[3]!)
+        ? { kind: "conversation", provider, key: t[3]! }
+        : { kind: "foreign" };
     default:
       return { kind: "foreign" };
   }
@@ -173,6 +197,7 @@ function scopedLayout(holderId: string): KeyLayout {
     residency: (provider, model) => `r.${p(provider)}.${kvToken(model)}`,
     guard: (provider) => `g.${p(provider)}.claim`,
     suspect: (provider) => `s.${p(provider)}.suspect`,
+    conversation: (provider, agent, key) => `c.${p(provider)}.${ns(agent)}.${conversationKey(key)}`,
     parse: parseScoped,
     providerOf: (key) => {
       const k = parseScoped(key);

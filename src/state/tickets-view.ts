@@ -1,7 +1,8 @@
 // The tickets bucket as the mirror holds it: each key decoded once per revision into a ticket,
 // a residency overlay or a claim guard; foreign and malformed keys are skipped.
-import { type Residency, type Ticket, ticketLive } from "../core/index.js";
+import { type ConversationSeen, type Residency, type Ticket, ticketLive } from "../core/index.js";
 import type { Logger } from "../log/index.js";
+import { parseConversation } from "./conversation-codec.js";
 import { decodeJson, type KvEntry } from "./kv.js";
 import type { BucketMirror } from "./mirror.js";
 import {
@@ -18,9 +19,22 @@ export type TicketsValue =
   | { kind: "ticket"; ticket: Ticket }
   | { kind: "residency"; residency: Residency }
   | { kind: "guard"; guard: GuardValue }
-  | { kind: "suspect"; suspect: SuspectValue };
+  | { kind: "suspect"; suspect: SuspectValue }
+  | { kind: "conversation"; conversation: ConversationSeen };
 
 export type TicketsMirror = BucketMirror<TicketsValue>;
+
+/**
+ * The copies' index groups the keys by provider, and a provider's conversation records apart
+ * under this prefix: a claim's scans of a provider's keys never walk them.
+ */
+export const CONVERSATION_GROUP = "\u0000conversations\u0000";
+
+export function ticketsGroup(keys: KeyLayout, key: string): string | undefined {
+  const k = keys.parse(key);
+  if (k.kind === "foreign") return undefined;
+  return k.kind === "conversation" ? `${CONVERSATION_GROUP}${k.provider}` : k.provider;
+}
 
 export function ticketsDecoder(keys: KeyLayout, logger: Logger): (e: KvEntry) => TicketsValue | undefined {
   return (e) => {
@@ -46,6 +60,9 @@ export function ticketsDecoder(keys: KeyLayout, logger: Logger): (e: KvEntry) =>
     } else if (k.kind === "suspect") {
       const suspect = parseSuspect(raw, k.provider);
       if (suspect !== undefined) out = { kind: "suspect", suspect };
+    } else if (k.kind === "conversation") {
+      const conversation = parseConversation(raw, k.provider, k.key);
+      if (conversation !== undefined) out = { kind: "conversation", conversation };
     } else {
       out = { kind: "guard", guard: parseGuard(raw, k.provider) };
     }

@@ -1,9 +1,13 @@
 // Tickets: claim (claim.ts), release, renew, residency overlays and per-provider scans.
 // Release deletes the ticket (the fast reclaim); the lease (expiresAt) and the bucket TTL are
 // the unconditional reclaim, with no reaper.
+import { performance } from "node:perf_hooks";
 import {
   type BudgetView,
   budgetView,
+  type ConversationIndex,
+  type ConversationSeen,
+  indexConversations,
   overlayCurrent,
   type ProviderState,
   type Residency,
@@ -12,12 +16,16 @@ import {
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { ClaimEngine } from "./claim.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult } from "./claim-types.js";
+import { conversationJson } from "./conversation-codec.js";
 import { decodeJson, encodeJson, type KvBucket } from "./kv.js";
 import type { ProviderStateReader } from "./provider-state.js";
 import { parseTicket, residencyJson, suspectJson, ticketJson } from "./ticket-codec.js";
 import { assertProviderName } from "./ticket-keys.js";
 import type { TicketsCopies } from "./tickets-copies.js";
-import { providerResidencies, providerTickets } from "./tickets-view.js";
+import { CONVERSATION_GROUP, providerResidencies, providerTickets } from "./tickets-view.js";
+
+/** The longest a cached list of conversation records is served without a change (ms). */
+const CONVERSATIONS_REREAD_MS = 5_000;
 
 /** Names one ticket: its provider and id (a Ticket will do). */
 export interface TicketRef {
@@ -42,6 +50,9 @@ export class TicketBook {
   private readonly engine: ClaimEngine;
   private readonly bucket: KvBucket;
   private readonly copies: TicketsCopies;
+  /** Moves whenever a conversation record changes (or a copy is replaced). */
+  private conversationsVersion = 0;
+  private conversationsCache: { version: number; at: number; index: ConversationIndex } | undefined;
   private readonly providers: ProviderStateReader;
   /** Deletes sent and not yet answered (a caller may not wait for its release). */
   private readonly releasing = new Set<Promise<void>>();
@@ -53,6 +64,10 @@ export class TicketBook {
     this.bucket = o.tickets;
     this.copies = o.copies;
     this.providers = o.providers;
+    this.copies.onChange((ev) => {
+      const key = ev.type === "put" ? ev.entry.key : ev.type === "delete" ? ev.key : undefined;
+      if (key === undefined || o.keys.parse(key).kind === "conversation") this.conversationsVersion++;
+    });
   }
 
   /**
@@ -159,6 +174,47 @@ export class TicketBook {
     await this.bucket.put(this.o.keys.suspect(provider), encodeJson(suspectJson({ provider, sinceMs, by })));
   }
 
+  /**
+   * Publishes where `agent`'s conversation last ran (docs/rules/placement.md §5.5): one key per
+   * conversation and provider, written by its own sidecar only, living until the bucket's TTL.
+   */
+  async writeConversation(c: ConversationSeen, agent: string): Promise<void> {
+    assertProviderName(c.provider);
+    await this.bucket.put(
+      this.o.keys.conversation(c.provider, agent, c.key),
+      encodeJson(conversationJson(c)),
+    );
+  }
+
+  /** Withdraws a conversation from a provider it left. */
+  async deleteConversation(provider: string, agent: string, key: string): Promise<void> {
+    assertProviderName(provider);
+    await this.bucket.delete(this.o.keys.conversation(provider, agent, key));
+  }
+
+  /**
+   * Every conversation record the copies hold, indexed for decisions, rebuilt only when one changed (or, for those the
+   * bucket's TTL ends without an event, once CONVERSATIONS_REREAD_MS passed): decisions read them
+   * on every placement, and they change once every few turns of a conversation.
+   */
+  private conversationIndex(): ConversationIndex {
+    const c = this.conversationsCache;
+    const now = performance.now();
+    if (c !== undefined && c.version === this.conversationsVersion && now - c.at < CONVERSATIONS_REREAD_MS)
+      return c.index;
+    const list: ConversationSeen[] = [];
+    for (const copy of this.copies.copies()) {
+      for (const name of copy.groupNames()) {
+        if (!name.startsWith(CONVERSATION_GROUP)) continue;
+        for (const e of copy.group(name))
+          if (e.value?.kind === "conversation") list.push(e.value.conversation);
+      }
+    }
+    const index = indexConversations(list);
+    this.conversationsCache = { version: this.conversationsVersion, at: now, index };
+    return index;
+  }
+
   /** Drops a residency overlay (after an unload). */
   async clearResidency(provider: string, model: string): Promise<void> {
     assertProviderName(provider);
@@ -206,6 +262,7 @@ export class TicketBook {
     tickets: Ticket[];
     residencies: Residency[];
     suspects: Map<string, number>;
+    conversations: ConversationIndex;
   }> {
     if (models !== undefined) this.copies.interest(models);
     await this.copies.fresh();
@@ -213,24 +270,29 @@ export class TicketBook {
     const tickets: Ticket[] = [];
     const residencies: Residency[] = [];
     const suspects = new Map<string, number>();
+    const conversations = this.conversationIndex();
     for (const copy of this.copies.copies()) {
-      for (const e of copy.entries()) {
-        const v = e.value;
-        if (v?.kind === "ticket") {
-          // A ticket released here is over for the planner even before its delete lands.
-          if (this.engine.mine.releasedHere(v.ticket)) continue;
-          if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
-        } else if (v?.kind === "residency") {
-          residencies.push(v.residency);
-        } else if (v?.kind === "suspect") {
-          suspects.set(v.suspect.provider, v.suspect.sinceMs);
+      // By provider: the conversation records' groups are read apart (conversationList).
+      for (const name of copy.groupNames()) {
+        if (name.startsWith(CONVERSATION_GROUP)) continue;
+        for (const e of copy.group(name)) {
+          const v = e.value;
+          if (v?.kind === "ticket") {
+            // A ticket released here is over for the planner even before its delete lands.
+            if (this.engine.mine.releasedHere(v.ticket)) continue;
+            if (v.ticket.expiresAt === undefined || v.ticket.expiresAt > now) tickets.push(v.ticket);
+          } else if (v?.kind === "residency") {
+            residencies.push(v.residency);
+          } else if (v?.kind === "suspect") {
+            suspects.set(v.suspect.provider, v.suspect.sinceMs);
+          }
         }
       }
     }
     // What this process was just granted counts before the watch delivers it back.
     for (const t of this.engine.mine.unseen())
       if (t.expiresAt === undefined || t.expiresAt > now) tickets.push(t);
-    return { tickets, residencies, suspects };
+    return { tickets, residencies, suspects, conversations };
   }
 
   /**

@@ -40,7 +40,7 @@ function scopedWrites(namespaces: string[]): string[] {
   const t = "$KV.kubemoot_provider_tickets";
   const d = "$KV.kubemoot_model_demand";
   return [
-    ...namespaces.map((n) => `${t}.t.*.${n}.>`),
+    ...namespaces.flatMap((n) => [`${t}.t.*.${n}.>`, `${t}.c.*.${n}.*`]),
     `${t}.g.*.claim`,
     `${t}.r.*.*`,
     `${t}.s.*.suspect`,

@@ -73,6 +73,17 @@ function violation(subject: string): RegExp {
   return new RegExp(`Publish Violation - Nkey "U[A-Z2-7]+", Subject "${subject.replace(/[$.]/g, "\\$&")}"`);
 }
 
+/** A conversation record as a sidecar of crew publishes it (docs/rules/state.md §2.4). */
+const conversation = {
+  provider: "solo",
+  model: "qwen3:14b",
+  key: "k3yOfAConversation_0123",
+  namespace: "crew",
+  tokens: 5200,
+  atMs: Date.UTC(2026, 0, 1),
+  prefixes: [{ hash: "s4ltedPrefixHash_012345", tokens: 1500 }],
+};
+
 function cands(...list: [string, number][]): Json[] {
   return list.map(([model, score]) => ({ model, score }));
 }
@@ -191,13 +202,34 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
         modelFootprintMiB: 9000,
       });
       await store.tickets.markSuspect("solo", Date.now() - 60_000, "crew/a1");
+      await store.tickets.writeConversation(conversation, "crew/a1");
+      await waitUntil(async () => (await operatorStore.tickets.everything()).conversations.copies.size === 1);
+      expect(
+        [...(await operatorStore.tickets.everything()).conversations.copies.values()][0]?.byTime,
+      ).toEqual([conversation]);
+      await store.tickets.deleteConversation("solo", "crew/a1", conversation.key);
       await store.demand.putWait("qwen3:14b", "crew/a1");
       await store.demand.clearWait("qwen3:14b", "crew/a1");
       await store.tickets.release(r.ticket);
       // The writes reached the bucket: the operator's watch sees them.
       await waitUntil(async () => (await operatorStore.tickets.residencies("solo")).length === 1);
       await waitUntil(async () => (await liveTickets()) === 0);
+      await waitUntil(async () => (await operatorStore.tickets.everything()).conversations.copies.size === 0);
       expect(nats.log()).not.toMatch(/Violation/);
+    });
+
+    it("may not publish a conversation record in another namespace", async () => {
+      const before = nats.log().length;
+      const err = await store.tickets.writeConversation(conversation, "elsewhere/a1").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(String(err)).toMatch(/permission/i);
+      await waitUntil(() =>
+        violation(`$KV.kubemoot_provider_tickets.c.solo.elsewhere.${conversation.key}`).test(
+          nats.log().slice(before),
+        ),
+      );
     });
 
     it("may not write provider state: the server refuses the put", async () => {

@@ -18,6 +18,8 @@ export interface PolicyRequest {
   bias: ((provider: string, model: string) => number) | undefined;
   /** Copies that hold part of this call's prompt in their prompt cache (§5.5); empty = none known. */
   cached: readonly CachedPrefix[];
+  /** The call's conversation as the sidecars publish it (ConversationSeen.key); undefined = none. */
+  conversation?: string | undefined;
 }
 
 export interface Policy {

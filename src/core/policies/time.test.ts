@@ -208,8 +208,13 @@ describe("time policy: an unload pays for itself", () => {
       kind: "claim",
       provider: "b",
     });
-    // ...where four slots would have looked free on a too (ties go to the lower name).
+    // ...where, with four slots, a's copy is free too: a tie, which the emptier copy wins...
     expect(byTime(snapshot({ providers: both({ maxParallel: 4 }), tickets: busyA }), emb)).toMatchObject({
+      kind: "claim",
+      provider: "b",
+    });
+    // ...and between equally empty copies, the lower name.
+    expect(byTime(snapshot({ providers: both({ maxParallel: 4 }), tickets: [] }), emb)).toMatchObject({
       kind: "claim",
       provider: "a",
     });

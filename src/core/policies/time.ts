@@ -14,7 +14,7 @@ import { holds } from "../context-fit.js";
 import type { ClaimDecision, Decision, PlanStep } from "../decision.js";
 import { loadLeftS, loadS, queuedBehindS, serviceS, slotWaitS, unloadPriceS } from "../expected-time.js";
 import { roomNeeded, vramVerdict } from "../feasibility.js";
-import { type CachedPrefix, cacheSavingS } from "../prompt-cache.js";
+import { cacheSavingS, displacementS } from "../prompt-cache.js";
 import { gpuBusyMessage } from "../refusal.js";
 import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "../snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "../victims.js";
@@ -50,8 +50,14 @@ function better(top: Pick | undefined, p: Pick): boolean {
   if (p.kind !== "warm" && p.kind !== "queue" && leftover(p) !== leftover(top)) {
     return leftover(p) < leftover(top);
   }
+  if (p.kind === "warm" && freeSlots(p) !== freeSlots(top)) return freeSlots(p) > freeSlots(top);
   if (p.seconds !== top.seconds) return p.seconds < top.seconds;
   return p.view.name < top.view.name;
+}
+
+/** Slots a warm copy has free: among equals, the emptier copy keeps the others' caches (§5.5). */
+function freeSlots(p: Pick): number {
+  return p.view.slots - (p.view.byModel.get(p.model)?.count ?? 0);
 }
 
 function footprint(ix: SnapshotIndex, model: string): number {
@@ -106,13 +112,8 @@ function waitAtCopyS(ix: SnapshotIndex, v: ProviderView, model: string): number 
 }
 
 /** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
-function freeSlot(
-  ix: SnapshotIndex,
-  model: string,
-  prompt: number,
-  mayQueue: boolean,
-  cached: readonly CachedPrefix[],
-): Pick | undefined {
+function freeSlot(ix: SnapshotIndex, model: string, r: PolicyRequest): Pick | undefined {
+  const { prompt, mayQueue, cached } = r;
   let top: Pick | undefined;
   const F = footprint(ix, model);
   for (const v of ix.warmAt.get(model) ?? []) {
@@ -120,7 +121,11 @@ function freeSlot(
     if (!hasFreeSlot(v, model)) continue;
     // A draining copy still serves calls that cannot wait: they never queue.
     if (mayQueue && drains(ix, v, model)) continue;
-    const seconds = waitAtCopyS(ix, v, model) + serviceS(ix, v, model) - cacheSavingS(ix, v, model, cached);
+    const seconds =
+      waitAtCopyS(ix, v, model) +
+      serviceS(ix, v, model) -
+      cacheSavingS(ix, v, model, cached) +
+      displacementS(ix, v, model, r.conversation);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
     if (better(top, p)) top = p;
   }
@@ -219,7 +224,11 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pi
       const p: Pick = {
         view: v,
         model: c.model,
-        seconds: waitS + serviceS(ix, v, c.model) - cacheSavingS(ix, v, c.model, r.cached),
+        seconds:
+          waitS +
+          serviceS(ix, v, c.model) -
+          cacheSavingS(ix, v, c.model, r.cached) +
+          displacementS(ix, v, c.model, r.conversation),
         kind: "queue",
         footprintMiB: F,
         waitS,
@@ -262,12 +271,12 @@ function planByTime(ix: SnapshotIndex, r: PolicyRequest): Decision | undefined {
   if (preferred === undefined) return undefined;
   // 1–2: a free slot on a warm copy, the preferred model first, then the others in order (on a
   // fixed engine, unless loading the preferred finishes sooner).
-  const warm = freeSlot(ix, preferred.model, r.prompt, r.mayQueue, r.cached);
+  const warm = freeSlot(ix, preferred.model, r);
   const stay = sticky(ix, r);
   if (warm !== undefined)
     return stay && stay.seconds < warm.seconds - TIE_S ? queueOf(stay, preferred.model) : claimOf(warm, 1);
   for (const c of others) {
-    const alt = freeSlot(ix, c.model, r.prompt, r.mayQueue, r.cached);
+    const alt = freeSlot(ix, c.model, r);
     if (alt === undefined) continue;
     if (stay && stay.seconds < alt.seconds - TIE_S) return queueOf(stay, preferred.model);
     // A fixed engine nearly always has a free slot, and its calls slow as its batch grows: the

@@ -15,7 +15,7 @@ export class BaselinePolicy implements SimPolicy {
 
   constructor(
     private readonly w: World,
-    private readonly name: Exclude<PolicyName, "ours" | "kubemoot">,
+    private readonly name: Exclude<PolicyName, "ours" | "kubemoot" | "ours-no-affinity">,
   ) {
     for (const g of w.providers) this.inFlight.set(g.name, 0);
   }

@@ -117,6 +117,7 @@ export class OursPolicy implements SimPolicy {
   /** One call, as the proxy handles it: acquire a placement, run it there, release it. */
   private async place(call: CallState): Promise<void> {
     const sidecar = this.sidecarOf(call.turn);
+    const prompt = call.prompt;
     const input: PlaceInput = {
       agent: call.turn.agent.id,
       threadId: call.turn.discussion.id,
@@ -127,6 +128,10 @@ export class OursPolicy implements SimPolicy {
       maxOutputTokens: 0,
       cannotWait: false,
     };
+    // An agent loop's turn, as the proxy sees a chat: its conversation and its prompt's marks.
+    if (prompt !== undefined && this.w.o.policy !== "ours-no-affinity") {
+      input.conversation = { id: prompt.conversation, marks: prompt.marks, promptChars: prompt.chars };
+    }
     this.calls.set(input, call);
     const got = await sidecar.scheduler.acquire(input, NEVER, this.waitLimitS);
     this.calls.delete(input);
@@ -147,9 +152,12 @@ export class OursPolicy implements SimPolicy {
         ticketId: p.ticketId,
         outcome: ok ? "succeeded" : "failed",
         latencyMs: this.w.loop.now - startedMs,
-        promptTokens: 0,
-        promptChars: 0,
-        outputTokens: 0,
+        // What the engine reports of an agent loop's turn (the other scenarios' calls have no prompt).
+        promptTokens: prompt !== undefined ? (r?.promptTokens ?? 0) : 0,
+        promptChars: prompt !== undefined && r !== undefined ? prompt.chars : 0,
+        cachedPromptTokens: r?.cachedTokens ?? 0,
+        promptEvalMs: prompt !== undefined ? (r?.promptEvalMs ?? 0) : 0,
+        outputTokens: r?.evalTokens ?? 0,
         error: ok ? "" : "the engine failed the call",
         loadMs: r?.loadMs ?? 0,
       });

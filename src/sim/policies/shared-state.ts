@@ -6,10 +6,13 @@
 // decision, one at a time, so no interleaving of agents can spend the same room twice.
 import {
   bumpRate,
+  type ConversationIndex,
+  type ConversationSeen,
   claimVerdict,
   type DemandEntry,
   INTENT_TTL_MS,
   type IntentEntry,
+  indexConversations,
   type ProviderState,
   RATE_ENTRY_TTL_MS,
   type Residency,
@@ -51,6 +54,8 @@ export class SharedStateModel {
   private demandRev = 0;
   private demandCache: { rev: number; at: number; value: DemandSnapshot } | undefined;
   private readonly suspects = new Map<string, number>();
+  /** Conversation records by provider and key (docs/rules/state.md §2.4). */
+  private readonly conversations = new Map<string, ConversationSeen>();
   /** Whether anything a waiter would see changed since the last `deliverChanges`. */
   private changed = false;
   private counter = 0;
@@ -125,6 +130,13 @@ export class SharedStateModel {
         markSuspect: async (provider, sinceMs) => {
           this.suspects.set(provider, Math.max(this.suspects.get(provider) ?? 0, sinceMs));
         },
+        // Conversation records take and free nothing: no change is signalled, as the watch ignores them.
+        writeConversation: async (c) => {
+          this.conversations.set(`${c.provider}\u0000${c.key}`, c);
+        },
+        deleteConversation: async (provider, _agent, key) => {
+          this.conversations.delete(`${provider}\u0000${key}`);
+        },
         allTickets: async () => this.allTickets(),
         find: async (id: string) => this.everything().tickets.find((t) => t.ticketId === id),
       },
@@ -150,7 +162,12 @@ export class SharedStateModel {
 
   // ── tickets ───────────────────────────────────────────────────────────────────────────────
 
-  private everything(): { tickets: Ticket[]; residencies: Residency[]; suspects: Map<string, number> } {
+  private everything(): {
+    tickets: Ticket[];
+    residencies: Residency[];
+    suspects: Map<string, number>;
+    conversations: ConversationIndex;
+  } {
     const now = this.now();
     if (this.ticketsArr === undefined) this.ticketsArr = [...this.tickets.values()];
     const residencies: Residency[] = [];
@@ -162,7 +179,18 @@ export class SharedStateModel {
       residencies.push(e.residency);
     }
     const tickets = this.ticketsArr.filter((t) => t.expiresAt === undefined || t.expiresAt > now);
-    return { tickets, residencies, suspects: this.suspects };
+    // The records' bucket TTL: one unwritten for as long is gone.
+    const conversations: ConversationSeen[] = [];
+    for (const [key, c] of this.conversations) {
+      if (now - c.atMs > this.overlayTtlMs) this.conversations.delete(key);
+      else conversations.push(c);
+    }
+    return {
+      tickets,
+      residencies,
+      suspects: this.suspects,
+      conversations: indexConversations(conversations),
+    };
   }
 
   /** The state layer's claim (docs/rules/state.md §6), decided on the current state at once. */
