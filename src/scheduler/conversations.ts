@@ -2,7 +2,8 @@
 // conversation, where its last turn ran and a fingerprint of that turn's prompt — hashes of the
 // prompt up to each message boundary and the characters up to there, never the text — so that the
 // next turn knows how much of its prompt that copy still holds in its prompt cache. Bounded: at
-// most MAX_CONVERSATIONS conversations (least recently used first out), MAX_MARKS marks each.
+// most MAX_CONVERSATIONS conversations (least recently used first out), MAX_MARKS marks each,
+// kept as plain numbers (no strings, no typed arrays with buffers of their own).
 
 import type { ConversationSeen } from "../core/index.js";
 
@@ -34,14 +35,12 @@ export const MAX_CONVERSATION_ID = 128;
 export type PublishedRecord = Pick<ConversationSeen, "provider" | "model" | "key" | "tokens" | "atMs">;
 
 /**
- * Kept marks, packed (the table holds up to MAX_CONVERSATIONS × MAX_MARKS of them): each one's
- * index into the prompt's marks, a 53-bit fingerprint of its hash, and the characters up to it.
+ * Kept marks, packed in one array of numbers (the table holds up to MAX_CONVERSATIONS ×
+ * MAX_MARKS of them): for each, its index into the prompt's marks, a 53-bit fingerprint of its
+ * hash, and the characters up to it.
  */
-interface KeptMarks {
-  index: Uint16Array;
-  print: Float64Array;
-  chars: Float64Array;
-}
+type KeptMarks = readonly number[];
+const STRIDE = 3;
 
 interface Turn {
   /** What this sidecar last published of the conversation. */
@@ -76,11 +75,7 @@ function fingerprint(hash: string): number {
   return a * 0x200000 + (b & 0x1fffff);
 }
 
-const NO_MARKS: KeptMarks = {
-  index: new Uint16Array(0),
-  print: new Float64Array(0),
-  chars: new Float64Array(0),
-};
+const NO_MARKS: KeptMarks = [];
 
 function keep(m: PromptMarks): KeptMarks {
   const n = m.hashes.length;
@@ -88,14 +83,10 @@ function keep(m: PromptMarks): KeptMarks {
   const picks = new Set<number>([n - 1]);
   const step = Math.max(1, Math.ceil(n / (MAX_MARKS - 1)));
   for (let i = step - 1; i < n - 1 && picks.size < MAX_MARKS; i += step) picks.add(i);
-  const sorted = [...picks].sort((a, b) => a - b);
-  // An index beyond 2^16 marks cannot be kept exactly: such a prompt keeps its last mark only.
-  const kept = sorted.every((i) => i < 0x10000) ? sorted : [n - 1].filter((i) => i < 0x10000);
-  return {
-    index: Uint16Array.from(kept),
-    print: Float64Array.from(kept, (i) => fingerprint(m.hashes[i] as string)),
-    chars: Float64Array.from(kept, (i) => m.chars[i] as number),
-  };
+  const out: number[] = [];
+  for (const i of [...picks].sort((a, b) => a - b))
+    out.push(i, fingerprint(m.hashes[i] as string), m.chars[i] as number);
+  return out;
 }
 
 export class Conversations {
@@ -123,15 +114,15 @@ export class Conversations {
     if (!m) return ref.promptChars >= t.promptChars ? { ...where, chars: t.promptChars } : undefined;
     let best = -1;
     const k = t.marks;
-    for (let i = 0; i < k.index.length; i++) {
-      const h = m.hashes[k.index[i] as number];
-      if (h !== undefined && fingerprint(h) === k.print[i]) best = i;
+    for (let i = 0; i < k.length; i += STRIDE) {
+      const h = m.hashes[k[i] as number];
+      if (h !== undefined && fingerprint(h) === k[i + 1]) best = i;
     }
     if (best < 0) return undefined;
-    const index = k.index[best] as number;
+    const index = k[best] as number;
     const last = index === t.count - 1;
     const answer =
-      last && m.assistant[index + 1] === true ? (m.chars[index + 1] as number) : (k.chars[best] as number);
+      last && m.assistant[index + 1] === true ? (m.chars[index + 1] as number) : (k[best + 2] as number);
     return { ...where, chars: answer };
   }
 
