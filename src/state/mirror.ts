@@ -238,6 +238,11 @@ export class BucketMirror<T> {
     return this.state.groups.keys();
   }
 
+  /** Entries in one group of the secondary index (live or not yet pruned). */
+  groupSize(name: string): number {
+    return this.state.groups.get(name)?.size ?? 0;
+  }
+
   /** All live entries. */
   *entries(): Iterable<MirrorEntry<T>> {
     // One clock read per scan, not per entry: a full scan runs on every placement.

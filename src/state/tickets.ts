@@ -50,9 +50,7 @@ export class TicketBook {
   private readonly engine: ClaimEngine;
   private readonly bucket: KvBucket;
   private readonly copies: TicketsCopies;
-  /** Moves whenever a conversation record changes (or a copy is replaced). */
-  private conversationsVersion = 0;
-  private conversationsCache: { version: number; at: number; index: ConversationIndex } | undefined;
+  private conversationsCache: { count: number; at: number; index: ConversationIndex } | undefined;
   private readonly providers: ProviderStateReader;
   /** Deletes sent and not yet answered (a caller may not wait for its release). */
   private readonly releasing = new Set<Promise<void>>();
@@ -64,10 +62,6 @@ export class TicketBook {
     this.bucket = o.tickets;
     this.copies = o.copies;
     this.providers = o.providers;
-    this.copies.onChange((ev) => {
-      const key = ev.type === "put" ? ev.entry.key : ev.type === "delete" ? ev.key : undefined;
-      if (key === undefined || o.keys.parse(key).kind === "conversation") this.conversationsVersion++;
-    });
   }
 
   /**
@@ -193,25 +187,31 @@ export class TicketBook {
   }
 
   /**
-   * Every conversation record the copies hold, indexed for decisions, rebuilt only when one changed (or, for those the
-   * bucket's TTL ends without an event, once CONVERSATIONS_REREAD_MS passed): decisions read them
-   * on every placement, and they change once every few turns of a conversation.
+   * Every conversation record the copies hold, indexed for decisions: decisions read them on
+   * every placement, and they change once every few turns of a conversation. Rebuilt when their
+   * number changed, else at most every CONVERSATIONS_REREAD_MS (a record rewritten in place is
+   * seen that much later: records are hints).
    */
   private conversationIndex(): ConversationIndex {
-    const c = this.conversationsCache;
-    const now = performance.now();
-    if (c !== undefined && c.version === this.conversationsVersion && now - c.at < CONVERSATIONS_REREAD_MS)
-      return c.index;
-    const list: ConversationSeen[] = [];
+    const groups: string[] = [];
+    let count = 0;
     for (const copy of this.copies.copies()) {
       for (const name of copy.groupNames()) {
         if (!name.startsWith(CONVERSATION_GROUP)) continue;
-        for (const e of copy.group(name))
-          if (e.value?.kind === "conversation") list.push(e.value.conversation);
+        groups.push(name);
+        count += copy.groupSize(name);
       }
     }
+    const c = this.conversationsCache;
+    const now = performance.now();
+    if (c !== undefined && c.count === count && now - c.at < CONVERSATIONS_REREAD_MS) return c.index;
+    const list: ConversationSeen[] = [];
+    for (const copy of this.copies.copies())
+      for (const name of groups)
+        for (const e of copy.group(name))
+          if (e.value?.kind === "conversation") list.push(e.value.conversation);
     const index = indexConversations(list);
-    this.conversationsCache = { version: this.conversationsVersion, at: now, index };
+    this.conversationsCache = { count, at: now, index };
     return index;
   }
 
