@@ -1,6 +1,7 @@
 // Public API of the pure call-time placement core (docs/rules/placement.md). No I/O, no clocks:
 // time (`nowMs`) and every observation come in as arguments.
 
+export { agentName, agentNamespace } from "./agent-ref.js";
 export type { CallOutcome, Refusal } from "./call-policy.js";
 export {
   afterRefusal,

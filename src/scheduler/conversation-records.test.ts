@@ -43,7 +43,9 @@ describe("conversation records", () => {
       at,
       tokensOf,
     );
-    expect(r.key).toBe(conversationKey("crew/a1", "my-secret-id"));
+    // The key is a stable hash of agent and id: another id, or another agent, is another key.
+    expect(conversationKey("crew/a1", "my-secret-id")).toBe(r.key);
+    expect(conversationKey("crew/a1", "other-id")).not.toBe(r.key);
     expect(r.key).not.toBe(conversationKey("crew/a2", "my-secret-id"));
     expect(r.key).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(JSON.stringify(r)).not.toMatch(/my-secret-id|system/);

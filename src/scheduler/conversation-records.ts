@@ -5,7 +5,12 @@
 // the same leading parts can expect that copy to hold them. No text, and no conversation id: the
 // key is a hash of the agent and the id.
 import { createHash } from "node:crypto";
-import type { CachedPrefix, ConversationIndex, ConversationSeen } from "../core/index.js";
+import {
+  agentNamespace,
+  type CachedPrefix,
+  type ConversationIndex,
+  type ConversationSeen,
+} from "../core/index.js";
 import type { PromptMarks, PublishedRecord } from "./conversations.js";
 
 /** Leading marks published (and matched) per conversation. */
@@ -29,12 +34,6 @@ function hash(...parts: string[]): string {
 /** The opaque key of `agent`'s conversation `id`. */
 export function conversationKey(agent: string, id: string): string {
   return hash("conversation", agent, id);
-}
-
-/** The namespace of an agent ("namespace/name"); "" without one. */
-export function namespaceOf(agent: string): string {
-  const i = agent.indexOf("/");
-  return i > 0 ? agent.slice(0, i) : "";
 }
 
 /** A prompt's leading marks as published: salted hashes and their characters. */
@@ -64,7 +63,7 @@ export function conversationRecord(
   atMs: number,
   tokensOf: (chars: number) => number,
 ): ConversationSeen {
-  const namespace = namespaceOf(agent);
+  const namespace = agentNamespace(agent);
   return {
     provider: where.provider,
     model: where.model,
@@ -96,7 +95,7 @@ export function sharedPrefixes(
   ownKey: string | undefined,
 ): CachedPrefix[] {
   if (marks === undefined || records.prefixes.size === 0) return [];
-  const namespace = namespaceOf(agent);
+  const namespace = agentNamespace(agent);
   const out: CachedPrefix[] = [];
   for (const mine of leading(namespace, marks)) {
     for (const { record: r, tokens } of records.prefixes.get(mine.hash) ?? []) {

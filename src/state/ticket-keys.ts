@@ -5,7 +5,7 @@
 //   can hold a namespace to its own keys;
 // - `kubemoot`: Kubemoot's own keys (`<provider>__<ticketId>` ...), to share buckets with its
 //   runtime; one token per key, so nothing narrows a watch or a permission.
-import { kvToken, kvUntoken } from "../core/index.js";
+import { agentName, agentNamespace, kvToken, kvUntoken } from "../core/index.js";
 import { invalidArgument } from "../errors/index.js";
 import { holderAgent } from "./ticket-holder.js";
 
@@ -73,17 +73,6 @@ export function assertProviderName(provider: string, field = "provider"): void {
   if (!/^[A-Za-z0-9][-A-Za-z0-9.]*$/.test(provider) || provider.endsWith(".")) {
     throw invalidArgument(field, `"${provider}" is not a valid provider name`);
   }
-}
-
-/** The namespace of an agent ("namespace/name"), "" for an agent without one. */
-function namespaceOf(agent: string): string {
-  const i = agent.indexOf("/");
-  return i > 0 ? agent.slice(0, i) : "";
-}
-
-function nameOf(agent: string): string {
-  const i = agent.indexOf("/");
-  return i > 0 ? agent.slice(i + 1) : agent;
 }
 
 export function keyLayout(name: KeyLayoutName, holderId = ""): KeyLayout {
@@ -183,13 +172,13 @@ function parseScoped(key: string): TicketsKey {
 }
 
 function scopedLayout(holderId: string): KeyLayout {
-  const ownNamespace = kvToken(namespaceOf(holderAgent(holderId)));
+  const ownNamespace = kvToken(agentNamespace(holderAgent(holderId)));
   // Most tickets keyed here are this process's own: their namespace is computed once.
   const namespaceOfHolder = (h: string | undefined) =>
-    h === undefined || h === holderId ? ownNamespace : kvToken(namespaceOf(holderAgent(h)));
+    h === undefined || h === holderId ? ownNamespace : kvToken(agentNamespace(holderAgent(h)));
   const p = (provider: string) => kvToken(provider);
-  const ns = (agent: string) => kvToken(namespaceOf(agent));
-  const nm = (agent: string) => kvToken(nameOf(agent));
+  const ns = (agent: string) => kvToken(agentNamespace(agent));
+  const nm = (agent: string) => kvToken(agentName(agent));
   return {
     name: "scoped",
     providerOffers: true,

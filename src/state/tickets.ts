@@ -22,7 +22,12 @@ import type { ProviderStateReader } from "./provider-state.js";
 import { parseTicket, residencyJson, suspectJson, ticketJson } from "./ticket-codec.js";
 import { assertProviderName } from "./ticket-keys.js";
 import type { TicketsCopies } from "./tickets-copies.js";
-import { CONVERSATION_GROUP, providerResidencies, providerTickets } from "./tickets-view.js";
+import {
+  CONVERSATION_GROUP,
+  providerResidencies,
+  providerTickets,
+  type TicketsMirror,
+} from "./tickets-view.js";
 
 /** The longest a cached list of conversation records is served without a change (ms). */
 const CONVERSATIONS_REREAD_MS = 5_000;
@@ -193,12 +198,12 @@ export class TicketBook {
    * seen that much later: records are hints).
    */
   private conversationIndex(): ConversationIndex {
-    const groups: string[] = [];
+    const groups: { copy: TicketsMirror; name: string }[] = [];
     let count = 0;
     for (const copy of this.copies.copies()) {
       for (const name of copy.groupNames()) {
         if (!name.startsWith(CONVERSATION_GROUP)) continue;
-        groups.push(name);
+        groups.push({ copy, name });
         count += copy.groupSize(name);
       }
     }
@@ -206,10 +211,8 @@ export class TicketBook {
     const now = performance.now();
     if (c !== undefined && c.count === count && now - c.at < CONVERSATIONS_REREAD_MS) return c.index;
     const list: ConversationSeen[] = [];
-    for (const copy of this.copies.copies())
-      for (const name of groups)
-        for (const e of copy.group(name))
-          if (e.value?.kind === "conversation") list.push(e.value.conversation);
+    for (const { copy, name } of groups)
+      for (const e of copy.group(name)) if (e.value?.kind === "conversation") list.push(e.value.conversation);
     const index = indexConversations(list);
     this.conversationsCache = { count, at: now, index };
     return index;

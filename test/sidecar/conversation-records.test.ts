@@ -9,12 +9,13 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Ollama } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
+import type { EmulatorHandle } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
 import { openStateStore, PROVIDER_TICKETS_BUCKET, type StateStore } from "../../src/state/index.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { warmOneSlotCard } from "../helpers/warm-card.js";
 
 const MODEL = "qwen3:8b";
 const SYSTEM = "You keep the crew's release notes. Cite the ticket of every change. ".repeat(100);
@@ -29,22 +30,7 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   nats = await NatsServer.start();
-  const card = () =>
-    startEmulator({
-      listen: "127.0.0.1:0",
-      vramMiB: 24_563,
-      models: { [MODEL]: 4863 },
-      contextLength: 16_384,
-      numParallel: 1,
-      timeScale: 0.02,
-      outputTokens: 16,
-    });
-  cards = { a: await card(), b: await card() };
-  for (const c of Object.values(cards)) {
-    await (
-      await fetch(`${c.url}/api/generate`, { method: "POST", body: JSON.stringify({ model: MODEL }) })
-    ).text();
-  }
+  cards = { a: await warmOneSlotCard(MODEL, 16), b: await warmOneSlotCard(MODEL, 16) };
   operator = await openStateStore(nats.url);
   publisher = new ProviderPublisher({ sink: operator.providerWriter, intervalMs: 200 });
   publisher.start();

@@ -6,9 +6,10 @@
 // name. A caller's conversation id works the same; a bad one is a 400 naming the header.
 import { Ollama } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
+import type { EmulatorHandle } from "../../src/emulator/index.js";
 import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { warmOneSlotCard } from "../helpers/warm-card.js";
 
 const MODEL = "qwen3:8b";
 let cards: Record<"a" | "b", EmulatorHandle>;
@@ -16,18 +17,8 @@ let sidecar: SidecarProcess;
 let base = "";
 
 beforeAll(async () => {
-  const card = () =>
-    startEmulator({
-      listen: "127.0.0.1:0",
-      vramMiB: 24_563,
-      models: { [MODEL]: 4863 },
-      contextLength: 16_384,
-      numParallel: 1,
-      timeScale: 0.02,
-      // Answers run 4,000 tokens unless cut: the hog below holds its slot for seconds.
-      outputTokens: 4000,
-    });
-  cards = { a: await card(), b: await card() };
+  // Answers run 4,000 tokens unless cut: the hog below holds its slot for seconds.
+  cards = { a: await warmOneSlotCard(MODEL, 4000), b: await warmOneSlotCard(MODEL, 4000) };
   sidecar = await startSidecarProcess(
     memorySidecarArgs(
       "--provider",
@@ -39,12 +30,7 @@ beforeAll(async () => {
     ),
   );
   base = `http://${sidecar.proxyAddress}`;
-  // The model warm on both cards, both probed so.
-  for (const c of Object.values(cards)) {
-    await (
-      await fetch(`${c.url}/api/generate`, { method: "POST", body: JSON.stringify({ model: MODEL }) })
-    ).text();
-  }
+  // Both probed with the model warm.
   await waitUntil(
     async () => {
       const ps = (await (await fetch(`${base}/api/ps`)).json()) as { models: { provider: string }[] };
