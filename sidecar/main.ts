@@ -152,6 +152,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   });
   metrics.trackActiveTickets(() => scheduler.activeTickets);
   metrics.trackConversations(() => scheduler.conversationCount);
+  metrics.trackFairShare(() => scheduler.fair.view());
   metrics.trackState(state.stats);
 
   let publisher: ProviderPublisher | undefined;

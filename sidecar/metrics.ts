@@ -1,7 +1,7 @@
 // Prometheus metrics of the sidecar (prom-client): `kubemoot_` prefix, base units, `_total`
 // counters. One registry per sidecar so that tests can run several in one process.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { SchedulerHooks } from "../src/scheduler/index.js";
+import type { FairView, SchedulerHooks } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
 import type { StateStats } from "../src/state/index.js";
 
@@ -11,6 +11,8 @@ export interface SidecarMetrics {
   /** Sets the function the active-tickets gauge reads at scrape time. */
   trackActiveTickets(fn: () => number): void;
   trackConversations(fn: () => number): void;
+  /** Sets what the fair-share gauges read at scrape time (docs/rules/fairness.md). */
+  trackFairShare(fn: () => FairView): void;
   /** Exports what following the shared state costs (entries delivered, providers followed). */
   trackState(stats: StateStats): void;
   /** A provider state entry left out of this sidecar's view (one revision of it). */
@@ -89,6 +91,43 @@ export function createSidecarMetrics(): SidecarMetrics {
     registers: [registry],
   });
   let active: () => number = () => 0;
+  let fair: (() => FairView) | undefined;
+  const fairDeferred = new Counter({
+    name: "kubemoot_fair_share_deferrals_total",
+    help: "Placement attempts held back for better-ranked waiting calls of other sidecars (docs/rules/fairness.md §3)",
+    registers: [registry],
+  });
+  new Gauge({
+    name: "kubemoot_crew_attained_service",
+    help: "A crew's attained service fleet-wide, in tokens decayed by the half-life, as this sidecar last read it for a contended model (docs/rules/fairness.md §4)",
+    labelNames: ["crew"] as const,
+    registers: [registry],
+    collect() {
+      if (fair === undefined) return;
+      this.reset();
+      for (const [crew, s] of fair().services) this.set({ crew }, s.service);
+    },
+  });
+  new Gauge({
+    name: "kubemoot_fair_share_waiting_calls",
+    help: "Calls waiting fleet-wide for the model of this sidecar's last contended decision, by crew and band",
+    labelNames: ["crew", "band"] as const,
+    registers: [registry],
+    collect() {
+      if (fair === undefined) return;
+      this.reset();
+      for (const [crew, byBand] of fair().waiting)
+        for (const [band, n] of byBand) this.set({ crew, band }, n);
+    },
+  });
+  new Gauge({
+    name: "kubemoot_fair_share_jain_index",
+    help: "Jain's index of the backlogged crews' attained service over their weights (1 = fair, 1/n = one crew takes all)",
+    registers: [registry],
+    collect() {
+      if (fair !== undefined) this.set(fair().jain);
+    },
+  });
   let conversations: () => number = () => 0;
   let state: StateStats | undefined;
   new Counter({
@@ -143,6 +182,9 @@ export function createSidecarMetrics(): SidecarMetrics {
     trackConversations(fn) {
       conversations = fn;
     },
+    trackFairShare(fn) {
+      fair = fn;
+    },
     trackState(stats) {
       state = stats;
     },
@@ -156,6 +198,7 @@ export function createSidecarMetrics(): SidecarMetrics {
           place.inc({ result: "placed", load: outcome.placement.coldLoad ? "cold" : "warm" });
         } else {
           place.inc({ result: outcome.refusal.reason, load: "none" });
+          if (outcome.refusal.fairDeferral !== undefined) fairDeferred.inc();
         }
       },
       onRelease(a) {

@@ -97,6 +97,7 @@ export function makeSnapshot(rng: Random, providers: number, models: Model[]): P
         predicted: rng() * 2,
         lastUsedAtMs: NOW - Math.floor(rng() * 3_600_000),
         serviceMs: 0,
+        topBand: 3,
       });
     }
   }

@@ -9,7 +9,8 @@ server; the refused delete is logged).
 What a sidecar user may write depends on the key layout (nats.keyLayout, docs/rules/state.md §2):
 - scoped: the keys that name a namespace only for its namespaces (tickets t.<provider>.<ns>.<id>,
   conversation records c.<provider>.<ns>.<key>; demand wait.<model>.<ns>.<agent>, intent.<model>.<ns>.<agent>, use.<model>.<ns>,
-  sel.<ns>.<crew>.<agent>), and the keys every sidecar shares (claim guards g.<provider>.claim,
+  sel.<ns>.<crew>.<agent>, fair-share waiters queue.<model>.<ns>.<id> and service counters
+  svc.<ns>.<crew>.<instance>), and the keys every sidecar shares (claim guards g.<provider>.claim,
   residency overlays r.<provider>.<model>, suspect marks s.<provider>.suspect);
 - kubemoot: Kubemoot's own keys (<provider>__<id>, ...) do not tell namespaces apart: both
   buckets, whole.
@@ -35,7 +36,7 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- end }}
 {{- $writes = concat $writes (list (printf "%s.g.*.claim" $tickets) (printf "%s.r.*.*" $tickets) (printf "%s.s.*.suspect" $tickets)) }}
 {{- range .namespaces }}
-{{- $writes = concat $writes (list (printf "%s.wait.*.%s.*" $demand .) (printf "%s.intent.*.%s.*" $demand .) (printf "%s.use.*.%s" $demand .) (printf "%s.sel.%s.*.*" $demand .)) }}
+{{- $writes = concat $writes (list (printf "%s.wait.*.%s.*" $demand .) (printf "%s.intent.*.%s.*" $demand .) (printf "%s.use.*.%s" $demand .) (printf "%s.sel.%s.*.*" $demand .) (printf "%s.queue.*.%s.*" $demand .) (printf "%s.svc.%s.*.*" $demand .)) }}
 {{- end }}
 {{- else }}
 {{- fail (printf "nats.keyLayout: expected scoped or kubemoot, got %q" .layout) }}

@@ -1,7 +1,15 @@
 // The X-Kubemoot-* request headers a caller may add to steer placement, and the attribution
 // headers every placed response carries.
 import type { IncomingHttpHeaders } from "node:http";
-import { type Candidate, DEFAULT_ENGINE, type Engine, parseCandidates } from "../../src/core/index.js";
+import {
+  BANDS,
+  type Band,
+  type Candidate,
+  DEFAULT_ENGINE,
+  type Engine,
+  parseBand,
+  parseCandidates,
+} from "../../src/core/index.js";
 import { normalizeModelName } from "../../src/engines/index.js";
 import { hasUnprintable } from "../../src/errors/index.js";
 import type { Phase, PlacementOut } from "../../src/scheduler/index.js";
@@ -16,6 +24,7 @@ export const REQUEST_HEADERS = {
   tolerance: "x-kubemoot-tolerance",
   cannotWait: "x-kubemoot-cannot-wait",
   conversation: "x-kubemoot-conversation",
+  priority: "x-kubemoot-priority",
 } as const;
 
 export interface CallHeaders {
@@ -29,6 +38,8 @@ export interface CallHeaders {
   cannotWait: boolean;
   /** The caller's conversation id (X-Kubemoot-Conversation); undefined = derived from the prompt. */
   conversation: string | undefined;
+  /** The call's band (X-Kubemoot-Priority, docs/rules/fairness.md §2); undefined = the sidecar's. */
+  priority: Band | undefined;
 }
 
 const MAX_ID_LENGTH = 256;
@@ -90,6 +101,14 @@ export function parseCallHeaders(headers: IncomingHttpHeaders): CallHeaders {
       throw badRequest(`longer than ${MAX_CONVERSATION_ID} characters`, "X-Kubemoot-Conversation");
     if (hasUnprintable(conversation)) throw badRequest("has control characters", "X-Kubemoot-Conversation");
   }
+  const rawPriority = one(headers, REQUEST_HEADERS.priority) ?? "";
+  const priority = rawPriority === "" ? undefined : parseBand(rawPriority);
+  if (rawPriority !== "" && priority === undefined) {
+    throw badRequest(
+      `expected one of ${BANDS.join(", ")}, got "${rawPriority.slice(0, 40)}"`,
+      "X-Kubemoot-Priority",
+    );
+  }
   return {
     agent,
     threadId,
@@ -98,6 +117,7 @@ export function parseCallHeaders(headers: IncomingHttpHeaders): CallHeaders {
     tolerance,
     cannotWait: rawCannotWait === "true",
     conversation,
+    priority,
   };
 }
 
@@ -135,5 +155,7 @@ export function attributionHeaders(
     "x-kubemoot-cold-load": String(p.coldLoad),
     "x-kubemoot-queue-wait-ms": String(Math.round(queueWaitMs)),
     "x-kubemoot-expected-cached-tokens": String(Math.round(p.expectedCachedTokens)),
+    ...(p.priority !== undefined ? { "x-kubemoot-priority": p.priority } : {}),
+    "x-kubemoot-queue-position": String(p.queuePosition ?? 0),
   };
 }

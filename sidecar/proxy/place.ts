@@ -108,6 +108,7 @@ export function placeInput(
     maxOutputTokens: request.maxOutputTokens,
     cannotWait: headers.cannotWait,
     conversation: conversationOf(headers, request, headers.agent || settings.agent),
+    ...(headers.priority !== undefined ? { priority: headers.priority } : {}),
   };
 }
 

@@ -5,7 +5,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Candidate } from "../../src/core/index.js";
+import { BANDS, type Band, type Candidate, parseBand } from "../../src/core/index.js";
 import {
   ErrorCode,
   hasUnprintable,
@@ -133,6 +133,15 @@ interface PlaceLike {
   maxOutputTokens: bigint;
   cannotWait: boolean;
   conversationId: string;
+  priority: string;
+}
+
+/** A call's band (docs/rules/fairness.md §2); empty = the sidecar's. */
+export function priorityOf(field: string, raw: string): { priority?: Band } {
+  if (raw.trim() === "") return {};
+  const b = parseBand(raw);
+  if (b === undefined) throw bad(field, `expected one of ${BANDS.join(", ")}, got ${quoteInput(raw)}`);
+  return { priority: b };
 }
 
 export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
@@ -148,6 +157,7 @@ export function placeInputOf(req: PlaceLike, scheduler: Scheduler): PlaceInput {
     maxOutputTokens: nonNegative("max_output_tokens", req.maxOutputTokens),
     cannotWait: req.cannotWait,
     ...conversationOf(req),
+    ...priorityOf("priority", req.priority),
   };
 }
 
@@ -173,6 +183,8 @@ export function placementMessage(p: PlacementOut): MessageInitShape<typeof Place
     staticFallback: p.staticFallback,
     engine: p.engine,
     expectedCachedPromptTokens: BigInt(Math.round(p.expectedCachedTokens)),
+    priority: p.priority ?? "",
+    queuePosition: BigInt(p.queuePosition ?? 0),
   };
 }
 
@@ -218,6 +230,7 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
       r.estimatedWaitS === undefined || !Number.isFinite(r.estimatedWaitS)
         ? 0n
         : BigInt(Math.max(1, Math.round(r.estimatedWaitS * 1000))),
+    queuePosition: BigInt(r.queuePosition ?? 0),
   };
 }
 
@@ -325,6 +338,8 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
         cachedPromptTokens: BigInt(a.cachedPromptTokens),
         expectedCachedPromptTokens: BigInt(Math.round(a.expectedCachedPromptTokens)),
         prefillSavedMs: BigInt(Math.round(a.prefillSavedMs)),
+        priority: a.priority,
+        queuePosition: BigInt(a.queuePosition),
         truncated: a.truncated,
         success: a.success,
         outcome: OUTCOMES[a.outcome],

@@ -1,8 +1,9 @@
 // Demand per model (docs/rules/placement.md §5, §8), aggregated from the demand bucket's entries.
 // It orders victims (least needed first) and weights their reload cost; it never loads.
+import { BAND_HOLD_MS, bandRank, NO_BAND_RANK } from "./bands.js";
 import { RELOAD_RECENT_WEIGHT } from "./constants.js";
 import { decayedRate } from "./decay.js";
-import type { DemandEntry } from "./shapes.js";
+import type { Band, DemandEntry } from "./shapes.js";
 
 /** What is known about the near-future need of one model. */
 export interface ModelDemand {
@@ -18,6 +19,13 @@ export interface ModelDemand {
   lastUsedAtMs: number;
   /** The fleet's service-time EMA of the model (ms); 0 when unknown. */
   serviceMs: number;
+  /**
+   * The highest band (its rank, 0 = interactive) that waits for the model or used it within
+   * BAND_HOLD_MS; NO_BAND_RANK when none (docs/rules/fairness.md §5).
+   */
+  topBand: number;
+  /** Set by the planner for one call: a higher band holds the model, the call may not unload it. */
+  shielded?: boolean;
 }
 
 export const NO_DEMAND: ModelDemand = Object.freeze({
@@ -27,6 +35,7 @@ export const NO_DEMAND: ModelDemand = Object.freeze({
   predicted: 0,
   lastUsedAtMs: 0,
   serviceMs: 0,
+  topBand: NO_BAND_RANK,
 });
 
 function live(expiresAt: unknown, nowMs: number): boolean {
@@ -72,9 +81,19 @@ export function aggregateDemand(entries: Iterable<DemandEntry>, nowMs: number): 
       case "intent":
         if (typeof e.model === "string") get(e.model).intents = addAgent(intents, e.model, String(e.agent));
         break;
+      case "queue":
+        if (typeof e.model === "string") {
+          const d = get(e.model);
+          d.topBand = Math.min(d.topBand, bandRank(e.band));
+        }
+        break;
       case "use": {
         if (typeof e.model !== "string") break;
         const d = get(e.model);
+        for (const [band, at] of Object.entries(e.bands ?? {}) as [Band, number][]) {
+          if (nowMs - at < BAND_HOLD_MS && bandRank(band) >= 0)
+            d.topBand = Math.min(d.topBand, bandRank(band));
+        }
         d.recentUse += decayedRate(num(e.rate), num(e.updatedAt), nowMs);
         d.lastUsedAtMs = Math.max(d.lastUsedAtMs, num(e.lastUsedAt));
         const at = num(e.updatedAt);

@@ -2,6 +2,7 @@
 // time (`nowMs`) and every observation come in as arguments.
 
 export { agentName, agentNamespace } from "./agent-ref.js";
+export { BANDS, DEFAULT_BAND, parseBand } from "./bands.js";
 export type { CallOutcome, Refusal } from "./call-policy.js";
 export {
   afterRefusal,
@@ -40,11 +41,24 @@ export {
 export type { CostWeights } from "./cost.js";
 export { DEFAULT_COST_WEIGHTS } from "./cost.js";
 export { bumpRate } from "./decay.js";
-export type { ClaimDecision, Decision } from "./decision.js";
+export type { ClaimDecision, Decision, QueueDecision } from "./decision.js";
 export type { ModelDemand } from "./demand.js";
 export { aggregateDemand } from "./demand.js";
 export type { Engine } from "./engines.js";
 export { DEFAULT_ENGINE, ENGINES, isEngine, isFixedModelEngine, speaksOpenAiOnly } from "./engines.js";
+export {
+  capBand,
+  crewServices,
+  DEFAULT_FAIR_SHARE,
+  decayService,
+  type FairShareOptions,
+  type FairVerdict,
+  fairGate,
+  freeSlotsFor,
+  jainIndex,
+  serviceTokens,
+  waitersAhead,
+} from "./fair-share.js";
 export { heldPlanUsable, selectionPromptTokens } from "./held-plan.js";
 export { kvToken, kvUntoken } from "./keys.js";
 export { recordLatency } from "./latency-ema.js";
@@ -56,11 +70,14 @@ export type { ChatMessage, ChatToolSpec } from "./prompt-size.js";
 export { promptChars } from "./prompt-size.js";
 export type { RefusalReason } from "./refusal.js";
 export type {
+  Band,
   DemandEntry,
   IntentEntry,
   ProviderState,
+  QueueEntry,
   Residency,
   SelEntry,
+  ServiceEntry,
   Ticket,
   UseEntry,
   WaitEntry,

@@ -3,11 +3,14 @@
 // or Kubemoot's weighted cost), and classifies what is left when the policy finds nothing to
 // claim or queue at. Every policy applies both hard filters (VRAM and context) for the same
 // provider and model.
+import { bandRank } from "./bands.js";
 import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.js";
 import type { Decision } from "./decision.js";
+import type { ModelDemand } from "./demand.js";
 import { policyNamed } from "./policies/index.js";
 import type { CachedPrefix } from "./prompt-cache.js";
 import { classifyRefusal, noCandidateMessage } from "./refusal.js";
+import type { Band } from "./shapes.js";
 import {
   indexSnapshot,
   type PlacementSnapshot,
@@ -53,6 +56,27 @@ export interface PlanRequest {
    * hold other live conversations prices the one it would push out, but not this one's own.
    */
   conversationKey?: string;
+  /**
+   * The call's priority band (docs/rules/fairness.md §5): models a higher band waits for or used
+   * lately are not unloaded for it. Absent = no band's models are shielded from it.
+   */
+  band?: Band;
+}
+
+/**
+ * The index as a call of `band` plans on it: the demand of models a higher band holds marked
+ * shielded, so that no policy picks them as victims. The index itself when none is.
+ */
+function shieldedFor(ix: SnapshotIndex, band: Band | undefined): SnapshotIndex {
+  if (band === undefined) return ix;
+  const rank = bandRank(band);
+  let demand: Map<string, ModelDemand> | undefined;
+  for (const [model, d] of ix.demand) {
+    if (d.topBand >= rank) continue;
+    demand ??= new Map(ix.demand);
+    demand.set(model, { ...d, shielded: true });
+  }
+  return demand === undefined ? ix : { ...ix, demand };
 }
 
 function cleanPrompt(n: number | undefined): number {
@@ -76,7 +100,7 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   const prompt = cleanPrompt(req.promptTokens);
   const mayQueue = !triage && req.cannotWait !== true;
   const policy = policyNamed(ix.options.policy);
-  const decided = policy.plan(ix, {
+  const decided = policy.plan(shieldedFor(ix, req.band), {
     acceptable,
     prompt,
     mayQueue,

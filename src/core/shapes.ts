@@ -125,6 +125,11 @@ export interface UseEntry {
    * model, so that a sidecar that has not measured the model yet can still estimate a queue.
    */
   serviceMs?: number;
+  /**
+   * Our extension: when a call of each band last used the model (epoch ms): a model a higher
+   * band used lately is not unloaded for a lower one (docs/rules/fairness.md §5).
+   */
+  bands?: Partial<Record<Band, number>>;
 }
 
 /** `sel.<tok(ns/crew)>.<tok(ns/agent)>`: decayed rate at which an agent is selected (6 h). */
@@ -136,4 +141,34 @@ export interface SelEntry {
   models: string[];
 }
 
-export type DemandEntry = WaitEntry | IntentEntry | UseEntry | SelEntry;
+/** A priority band (docs/rules/fairness.md §2), highest first: interactive, standard, batch. */
+export type Band = "interactive" | "standard" | "batch";
+
+/** `queue.<tok(model)>.…`: one waiting call, for fair admission (docs/rules/fairness.md §3). */
+export interface QueueEntry {
+  kind: "queue";
+  /** The call's own id (random, per call). */
+  id: string;
+  model: string;
+  crew: string;
+  band: Band;
+  /** The crew's weight as the waiting sidecar knows it (> 0). */
+  weight: number;
+  /** When the call began to wait (epoch ms). */
+  since: number;
+  expiresAt: number;
+}
+
+/** `svc.…`: one process's attained service of one crew (tokens, docs/rules/fairness.md §4). */
+export interface ServiceEntry {
+  kind: "svc";
+  crew: string;
+  /** The crew's weight as that process knows it (> 0). */
+  weight: number;
+  /** Attained service as of updatedAt, decayed with the half-life before it. */
+  service: number;
+  updatedAt: number;
+  expiresAt: number;
+}
+
+export type DemandEntry = WaitEntry | IntentEntry | UseEntry | SelEntry | QueueEntry | ServiceEntry;

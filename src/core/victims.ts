@@ -14,8 +14,8 @@ export interface VictimCandidate {
 }
 
 /**
- * Idle residents of a provider: no live ticket on it, not planned by another ticket, and not
- * the requested model.
+ * Idle residents of a provider: no live ticket on it, not planned by another ticket, not the
+ * requested model, and not held by a higher band than the call's.
  */
 export function idleResidents(
   v: ProviderView,
@@ -26,7 +26,9 @@ export function idleResidents(
   if (v.fixed) return out; // a fixed-model engine unloads nothing (docs/rules/engines.md "Placement")
   for (const [model, mib] of v.resident) {
     if (model === requestedModel || v.byModel.has(model) || v.plannedVictims.has(model)) continue;
-    out.push({ model, footprintMiB: mib, demand: demand.get(model) });
+    const d = demand.get(model);
+    if (d?.shielded === true) continue; // a higher band's (docs/rules/fairness.md §5)
+    out.push({ model, footprintMiB: mib, demand: d });
   }
   return out;
 }

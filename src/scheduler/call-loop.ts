@@ -4,8 +4,16 @@
 // and the simulation consume them through `acquire`; nothing else loops over placements.
 import { afterRefusal } from "../core/index.js";
 import { printable } from "../errors/index.js";
+import { type FairShare, type FairTurn, WAITER_RENEW_MS } from "./fair-share.js";
 import type { SchedulerStore } from "./store.js";
-import type { PlaceInput, PlacementOut, PlaceOutcome, RefusalOut, WaitEventOut } from "./types.js";
+import type {
+  PlaceInput,
+  PlacementOut,
+  PlaceOutcome,
+  RefusalOut,
+  ReleaseInput,
+  WaitEventOut,
+} from "./types.js";
 
 /**
  * A waiting call plans again at least this often (ms), changed state or not: time alone can
@@ -16,8 +24,13 @@ import type { PlaceInput, PlacementOut, PlaceOutcome, RefusalOut, WaitEventOut }
 const REPLAN_EVERY_MS = 1000;
 
 export interface CallLoopDeps {
-  /** One placement attempt (Scheduler.place); `queueWaitMs` is what the call waited so far. */
-  place(input: PlaceInput, queueWaitMs: number): Promise<PlaceOutcome>;
+  /**
+   * One placement attempt (Scheduler.place); `queueWaitMs` is what the call waited so far,
+   * `turn` its place in the fair order (docs/rules/fairness.md §3).
+   */
+  place(input: PlaceInput, queueWaitMs: number, turn: FairTurn): Promise<PlaceOutcome>;
+  /** Fair admission: the call's turn, its waiter record, the handoff time. */
+  fair: Pick<FairShare, "enabled" | "newTurn" | "waiter" | "options">;
   store: Pick<SchedulerStore, "capacity" | "demand">;
   /** The scheduler's clock (epoch ms). */
   now(): number;
@@ -39,11 +52,14 @@ export async function* placeOrWait(
   const deadlineMs = started + limitS * 1000;
   const { capacity, demand } = d.store;
   let waitingFor = "";
+  const turn = d.fair.newTurn();
+  // The waiter record (fairness.md §3): written when the call first waits, renewed while it does.
+  let queued: { model: string; renewAt: number } | undefined;
   try {
     for (;;) {
       if (signal.aborted) return;
       const counter = capacity.counter;
-      const out = await d.place(input, waitingFor ? d.now() - started : 0);
+      const out = await d.place(input, waitingFor ? d.now() - started : 0, turn);
       if (out.kind === "placed") {
         yield { kind: "placed", placement: out.placement };
         return;
@@ -69,10 +85,24 @@ export async function* placeOrWait(
       }
       if (!waitingFor) {
         waitingFor = refusal.model;
+        turn.position = refusal.queuePosition;
         yield { kind: "waiting", refusal, deadlineMs };
         await demand.putWait(waitingFor, input.agent).catch((err) => d.warn("wait demand", err));
       }
-      const r = await capacity.awaitChange(counter, Math.min(deadlineMs, d.now() + REPLAN_EVERY_MS), signal);
+      if (d.fair.enabled && (queued === undefined || d.now() >= queued.renewAt)) {
+        const model = queued?.model ?? refusal.model;
+        queued = { model, renewAt: d.now() + WAITER_RENEW_MS };
+        await demand
+          .putQueue(d.fair.waiter(input, turn, model), input.agent)
+          .catch((err) => d.warn("waiter record", err));
+      }
+      // Held back while slots were free: the handoff clock runs, and the call looks again
+      // once it has run out (a better-ranked waiter that does not come loses its turn).
+      const owed = refusal.fairDeferral !== undefined && refusal.fairDeferral.freeSlots > 0;
+      if (!owed) turn.deferredWhileFreeSinceMs = undefined;
+      else turn.deferredWhileFreeSinceMs ??= d.now();
+      const wakeBy = owed ? d.fair.options.handoffMs + 1 : REPLAN_EVERY_MS;
+      const r = await capacity.awaitChange(counter, Math.min(deadlineMs, d.now() + wakeBy), signal);
       if (r.kind === "aborted") return;
       if (r.kind === "unavailable") {
         yield { kind: "stand-aside", refusal: note(refusal, `the state watch was lost: ${r.reason}`) };
@@ -83,6 +113,9 @@ export async function* placeOrWait(
   } finally {
     if (waitingFor) {
       await demand.clearWait(waitingFor, input.agent).catch((err) => d.warn("clear wait", err));
+    }
+    if (queued !== undefined) {
+      await demand.clearQueue(queued.model, input.agent, turn.id).catch((err) => d.warn("clear waiter", err));
     }
   }
 }
@@ -127,5 +160,19 @@ function waitLimitRefusal(r: RefusalOut, limitS: number): RefusalOut {
   return {
     ...r,
     message: `Every GPU that can serve ${printable(r.model)} stayed busy for ${limitS} s; the cluster is at capacity, ask again shortly.`,
+  };
+}
+
+/** The release of a placement whose caller left before it was forwarded: nothing to learn. */
+export function neverForwarded(ticketId: string): ReleaseInput {
+  return {
+    ticketId,
+    outcome: "unspecified",
+    ran: false,
+    latencyMs: 0,
+    promptTokens: 0,
+    promptChars: 0,
+    outputTokens: 0,
+    error: "client went away before the call was forwarded",
   };
 }

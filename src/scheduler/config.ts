@@ -1,14 +1,34 @@
 // The sidecar's scheduling configuration (docs/design.md §2): each KUBEMOOT_* variable read
 // and validated through the settings registry, with a message that names the variable; what
 // is left here is how the variables combine (the agent pair, a static binding's pair).
-import { type Candidate, type CostWeights, HELD_PLAN_TTL_MS, type PolicyName } from "../core/index.js";
-import { ErrorCode, KubemootError } from "../errors/index.js";
+import {
+  type Band,
+  type Candidate,
+  type CostWeights,
+  DEFAULT_FAIR_SHARE,
+  type FairShareOptions,
+  HELD_PLAN_TTL_MS,
+  type PolicyName,
+} from "../core/index.js";
+import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
 import { type EndpointAllowlist, parseEndpointAllowlist } from "../net/index.js";
 import { isAgentRef, readSetting, SETTINGS, type Setting } from "../settings/index.js";
 
 export interface StaticBinding {
   model: string;
   endpoint: string;
+}
+
+/** Fair admission across crews (docs/rules/fairness.md). */
+export interface FairShareConfig {
+  enabled: boolean;
+  /** The sidecar's calls' band when a call names none (KUBEMOOT_PRIORITY). */
+  band: Band;
+  /** The highest band its crew may ask for (KUBEMOOT_CREW_MAX_PRIORITY). */
+  maxBand: Band;
+  /** KUBEMOOT_CREW_WEIGHT. */
+  weight: number;
+  options: FairShareOptions;
 }
 
 export interface SchedulerConfig {
@@ -49,6 +69,8 @@ export interface SchedulerConfig {
    * CIDRs); others are never chosen, forwarded to or sent an unload. Absent or empty = all.
    */
   providerEndpoints?: EndpointAllowlist;
+  /** KUBEMOOT_FAIR_SHARE, KUBEMOOT_PRIORITY, KUBEMOOT_CREW_WEIGHT and their kin. */
+  fair: FairShareConfig;
 }
 
 /** Re-plans after a lost claim before Place answers gpu-busy: racing sidecars settle in a few. */
@@ -112,10 +134,35 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
     heldPlanTtlMs: HELD_PLAN_TTL_MS,
     claimReplans: CLAIM_REPLANS,
     policy: read(SETTINGS.policy),
+    fair: {
+      enabled: read(SETTINGS.fairShare),
+      band: read(SETTINGS.priority),
+      maxBand: read(SETTINGS.crewMaxPriority),
+      weight: read(SETTINGS.crewWeight),
+      options: { ...DEFAULT_FAIR_SHARE, halfLifeMs: read(SETTINGS.fairHalfLife) * 1000 },
+    },
     providerEndpoints: parseEndpointAllowlist(
       read(SETTINGS.providerEndpoints),
       SETTINGS.providerEndpoints.name,
     ),
     ...(costWeights ? { costWeights } : {}),
   };
+}
+
+/**
+ * A crew a Commit may record a selection for: with an agent, its own crew (KUBEMOOT_CREW)
+ * when one is configured, else a crew of its own namespace. Without an agent, any.
+ */
+export function assertCrewAllowed(cfg: Pick<SchedulerConfig, "agent" | "crew">, crew: string): void {
+  const own = cfg.agent;
+  if (own === "" || crew === "") return;
+  const mine = cfg.crew;
+  const namespace = own.slice(0, own.indexOf("/"));
+  if (mine !== "" ? crew === mine : crew.startsWith(`${namespace}/`)) return;
+  const allowed = mine !== "" ? quoteInput(mine) : `crews of namespace ${quoteInput(namespace)}`;
+  throw new KubemootError(
+    ErrorCode.PermissionDenied,
+    `crew: this sidecar's agent ${quoteInput(own)} records selections for ${allowed} only, not ${quoteInput(crew)}`,
+    { field: "crew" },
+  );
 }

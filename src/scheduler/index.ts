@@ -9,6 +9,7 @@ export {
   MAX_CONVERSATIONS,
   type PromptMarks,
 } from "./conversations.js";
+export type { FairView } from "./fair-share.js";
 export type { PromptEstimate } from "./ledger.js";
 export { Scheduler } from "./scheduler.js";
 export type { SchedulerStore } from "./store.js";

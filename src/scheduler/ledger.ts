@@ -33,6 +33,9 @@ export interface CallEntry extends AttributionOut {
   conversation?: ConversationRef | undefined;
   /** Its key as the sidecars publish it (conversation-records.ts). */
   conversationKey?: string;
+  /** The crew charged for the call, and the tokens charged at admission (docs/rules/fairness.md §4). */
+  fairCrew?: string;
+  fairCharged?: number;
 }
 
 /**
@@ -113,6 +116,8 @@ export class CallLedger {
       error: "",
       fromPlan: p.fromPlan,
       engine: p.engine,
+      priority: p.priority ?? "",
+      queuePosition: p.queuePosition ?? 0,
       loadMs: 0,
       released: false,
       staticFallback: p.staticFallback,
@@ -228,5 +233,7 @@ export function publicEntry(e: CallEntry): AttributionOut {
     error: e.error,
     fromPlan: e.fromPlan,
     engine: e.engine,
+    priority: e.priority,
+    queuePosition: e.queuePosition,
   };
 }

@@ -17,8 +17,10 @@ import {
   type PlacementSnapshot,
   type PlannerOptions,
   type ProviderState,
+  type QueueEntry,
   type Residency,
   refusalOf,
+  type ServiceEntry,
   type SnapshotIndex,
   TICKET_LEASE_MARGIN_S,
   type Ticket,
@@ -47,6 +49,9 @@ export interface StateRead {
   demand: DemandEntry[];
   /** Conversations the sidecars published (docs/rules/placement.md §5.5). */
   conversations: ConversationIndex;
+  /** Waiting calls of the models read, and the crews' service counters (docs/rules/fairness.md). */
+  queue: QueueEntry[];
+  svc: ServiceEntry[];
 }
 
 export interface PlacementDeps {
@@ -92,7 +97,16 @@ export class Placement {
       state.tickets.everything(models),
       state.demand.snapshot(models),
     ]);
-    return { providers, tickets, residencies, suspects, demand: demand.entries, conversations };
+    return {
+      providers,
+      tickets,
+      residencies,
+      suspects,
+      demand: demand.entries,
+      conversations,
+      queue: demand.queue,
+      svc: demand.svc,
+    };
   }
 
   /**

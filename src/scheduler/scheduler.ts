@@ -18,10 +18,11 @@ import {
 import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
 import { SETTINGS } from "../settings/index.js";
 import { holderAgent } from "../state/index.js";
-import { type Acquired, type CallLoopDeps, placeOrWait, settleLoop } from "./call-loop.js";
-import type { SchedulerConfig } from "./config.js";
+import { type Acquired, type CallLoopDeps, neverForwarded, placeOrWait, settleLoop } from "./call-loop.js";
+import { assertCrewAllowed, type SchedulerConfig } from "./config.js";
 import { conversationKey, conversationRecord, sharedPrefixes, worthWriting } from "./conversation-records.js";
 import { type ConversationRef, Conversations } from "./conversations.js";
+import { type FairRead, FairShare, type FairTurn } from "./fair-share.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { type CallEntry, CallLedger, type PromptEstimate } from "./ledger.js";
 import { Placement } from "./placement.js";
@@ -59,6 +60,8 @@ export class Scheduler {
   private closed = false;
   /** The agent's conversations: where each last ran (a call's own is on its ledger entry). */
   private readonly conversations = new Conversations();
+  /** Fair admission across crews (docs/rules/fairness.md). */
+  readonly fair: FairShare;
 
   constructor(o: SchedulerOptions) {
     this.state = o.state;
@@ -80,8 +83,18 @@ export class Scheduler {
       writes: this.writes,
       ...(o.plannerOverrides !== undefined ? { plannerOverrides: o.plannerOverrides } : {}),
     });
+    this.fair = new FairShare(
+      this.cfg,
+      this.cfg.fair,
+      this.state,
+      this.now,
+      timers,
+      (what, err) => this.warn(what, err),
+      o.instanceId,
+    );
     this.loopDeps = {
-      place: (input, queueWaitMs) => this.place(input, queueWaitMs),
+      place: (input, queueWaitMs, turn) => this.place(input, queueWaitMs, turn),
+      fair: this.fair,
       store: this.state,
       now: this.now,
       warn: (what, err) => this.warn(what, err),
@@ -132,26 +145,16 @@ export class Scheduler {
     );
   }
 
-  /**
-   * A crew a Commit may record a selection for: with an agent, its own crew (KUBEMOOT_CREW)
-   * when one is configured, else a crew of its own namespace. Without an agent, any.
-   */
+  /** PERMISSION_DENIED unless a Commit by this sidecar may record a selection for `crew`. */
   assertCrew(crew: string): void {
-    const own = this.cfg.agent;
-    if (own === "" || crew === "") return;
-    const mine = this.cfg.crew;
-    const namespace = own.slice(0, own.indexOf("/"));
-    if (mine !== "" ? crew === mine : crew.startsWith(`${namespace}/`)) return;
-    const allowed = mine !== "" ? quoteInput(mine) : `crews of namespace ${quoteInput(namespace)}`;
-    throw new KubemootError(
-      ErrorCode.PermissionDenied,
-      `crew: this sidecar's agent ${quoteInput(own)} records selections for ${allowed} only, not ${quoteInput(crew)}`,
-      { field: "crew" },
-    );
+    assertCrewAllowed(this.cfg, crew);
   }
 
-  /** One placement attempt; never blocks on capacity. */
-  async place(input: PlaceInput, queueWaitMs = 0): Promise<PlaceOutcome> {
+  /**
+   * One placement attempt; never blocks on capacity. `turn` is the call's place in the fair
+   * order while it waits (the call loop's); a lone Place arrives now.
+   */
+  async place(input: PlaceInput, queueWaitMs = 0, turn?: FairTurn): Promise<PlaceOutcome> {
     this.assertOpen();
     this.assertServes(input.agent);
     const started = performance.now();
@@ -172,6 +175,9 @@ export class Scheduler {
 
     let decision: Decision | undefined;
     let outcome: PlaceOutcome | undefined;
+    const fairTurn = turn ?? this.fair.newTurn();
+    let deferral: { ahead: number; freeSlots: number } | undefined;
+    let fairRead: FairRead | undefined;
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {
       const read = await this.placement.read(candidates.map((c) => c.model));
@@ -195,17 +201,35 @@ export class Scheduler {
         phase: input.phase,
         cachedPrefixes,
         ...(ownKey !== undefined ? { conversationKey: ownKey } : {}),
+        ...(this.fair.enabled ? { band: this.fair.bandOf(input) } : {}),
       });
       decideMs += performance.now() - t0;
       this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
+      fairRead = { queue: read.queue, svc: read.svc, nowMs: ix.nowMs };
       if (decision.kind !== "claim") break;
+      // Calls that cannot wait are never held back: they would be refused instead (fairness.md §5).
+      const gate =
+        input.cannotWait || input.phase === "triage"
+          ? undefined
+          : this.fair.gate(input, fairTurn, decision, ix, read.queue, read.svc);
+      if (gate !== undefined && !gate.verdict.admit) {
+        deferral = { ahead: gate.verdict.ahead, freeSlots: gate.freeSlots };
+        break;
+      }
       const placed = await this.placement.reserve(decision, input, tokens, queueWaitMs, false);
       if (placed) outcome = { kind: "placed", placement: placed };
     }
     if (!outcome) {
       // A prompt-too-large refusal was decided on the generous count: it reports that count.
       const tooLarge = decision?.kind === "refuse" && decision.reason === "prompt-too-large";
-      outcome = this.placement.refusalOutcome(decision, candidates, tooLarge ? generous : tokens, input);
+      const held = deferral && decision?.kind === "claim" ? this.fair.heldBack(decision, deferral) : decision;
+      outcome = this.placement.refusalOutcome(held, candidates, tooLarge ? generous : tokens, input);
+      if (outcome.kind === "refused")
+        this.fair.annotate(outcome.refusal, deferral, input, fairTurn, fairRead);
+    }
+    if (outcome.kind === "placed" && !outcome.placement.staticFallback) {
+      const p = outcome.placement;
+      this.fair.admitted(p, input, tokens, fairTurn, this.ledger.get(p.ticketId));
     }
     if (outcome.kind === "placed" && input.conversation) {
       const p = outcome.placement;
@@ -259,17 +283,7 @@ export class Scheduler {
     this.assertServes(input.agent);
     const limit = Math.min(limitS, this.cfg.waitLimitS);
     return settleLoop(placeOrWait(this.loopDeps, input, signal, limit), signal, this.now, (p) =>
-      this.release({
-        ticketId: p.ticketId,
-        // Never forwarded: nothing to learn about the provider.
-        outcome: "unspecified",
-        ran: false,
-        latencyMs: 0,
-        promptTokens: 0,
-        promptChars: 0,
-        outputTokens: 0,
-        error: "client went away before the call was forwarded",
-      }).then(() => undefined),
+      this.release(neverForwarded(p.ticketId)).then(() => undefined),
     );
   }
 
@@ -282,6 +296,7 @@ export class Scheduler {
     }
     const e = this.ledger.finish(input);
     if (!e) return false;
+    this.fair.released(e, input);
     // The copy holds the turn's prompt (and its answer) once the call ran there to its end.
     if (e.conversation && e.provider && input.outcome === "succeeded" && input.ran !== false)
       this.recordTurn(e.conversation, e, input);
@@ -355,7 +370,13 @@ export class Scheduler {
       input.promptChars > 0 ? estimateTokens(input.promptChars, ratio) : selectionPromptTokens(ratio);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
     const { index: ix } = await this.placement.snapshot(models);
-    const decision = plan(ix, { candidates, tolerance, promptTokens: tokens, phase: input.phase });
+    const decision = plan(ix, {
+      candidates,
+      tolerance,
+      promptTokens: tokens,
+      phase: input.phase,
+      ...(this.fair.enabled ? { band: this.fair.bandOf({}) } : {}),
+    });
     if (decision.kind !== "claim") {
       return this.placement.refusalOutcome(decision, candidates, tokens, { ...input, cannotWait: false });
     }

@@ -97,7 +97,7 @@ export class StateWrites {
     const serviceMs = e.latencyMs > 0 ? Math.max(0, e.latencyMs - e.loadMs) : 0;
     writes.push(
       this.state.demand
-        .recordUse(e.model, e.agent, USE_LINGER_MS, serviceMs)
+        .recordUse(e.model, e.agent, USE_LINGER_MS, serviceMs, e.priority || undefined)
         .catch((err) => this.warn("use demand", err)),
     );
     this.track(Promise.all(writes).then(() => undefined));

@@ -29,6 +29,9 @@ export interface SchedulerStore {
     | "clearThread"
     | "recordUse"
     | "recordSelection"
+    | "putQueue"
+    | "clearQueue"
+    | "putService"
     | "flush"
   >;
   readonly capacity: Pick<CapacityWatch, "counter" | "available" | "awaitChange">;

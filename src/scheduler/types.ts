@@ -1,6 +1,7 @@
 // The scheduler's own types: what Place, Wait, Release, Commit and Attribute take and give,
 // independent of any transport (the gRPC/Connect service and the proxy map onto these).
 import type {
+  Band,
   CallOutcome,
   Candidate,
   Decision,
@@ -32,6 +33,8 @@ export interface PlaceInput {
   cannotWait: boolean;
   /** The call's conversation (docs/rules/placement.md §5.5): its last turn's copy may hold its prefix. */
   conversation?: ConversationRef | undefined;
+  /** The call's priority band (docs/rules/fairness.md §2); undefined = the sidecar's. */
+  priority?: Band | undefined;
 }
 
 export interface PlacementOut {
@@ -51,10 +54,18 @@ export interface PlacementOut {
   engine: string;
   /** Prompt tokens the copy is expected to hold for this call (docs/rules/placement.md §5.5). */
   expectedCachedTokens: number;
+  /** The band the call was admitted in (docs/rules/fairness.md §2); absent for a static fallback. */
+  priority?: Band;
+  /** Waiting calls ranked ahead of it when it began to wait (§3); 0 when it never waited behind any. */
+  queuePosition?: number;
 }
 
 export interface RefusalOut extends Refusal {
   promptTokens: number;
+  /** Waiting calls ranked ahead of this one for its model (docs/rules/fairness.md §3), when fair share ranked it. */
+  queuePosition?: number;
+  /** Set when the fair-share gate held a claim back for better-ranked waiters (§3). */
+  fairDeferral?: { ahead: number; freeSlots: number };
 }
 
 export type PlaceOutcome =
@@ -123,6 +134,10 @@ export interface AttributionOut {
   error: string;
   fromPlan: boolean;
   engine: string;
+  /** The band the call was admitted in; "" for a static fallback. */
+  priority: Band | "";
+  /** Waiting calls ranked ahead of it when it began to wait; 0 when none. */
+  queuePosition: number;
 }
 
 export interface CommitInput {
@@ -187,4 +202,9 @@ export interface SchedulerOptions {
   plannerOverrides?: Partial<PlannerOptions>;
   /** How many attributions are kept for Attribute; default 2,048 (released ones go first). */
   attributionCapacity?: number;
+  /**
+   * This process's token in fair-share keys ([A-Za-z0-9_-]); default random. The simulation
+   * passes its own, so that equal ranks break the same way in every run.
+   */
+  instanceId?: string;
 }

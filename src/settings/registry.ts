@@ -1,6 +1,7 @@
 // Every KUBEMOOT_* variable, declared once (docs/design.md §2). Readers reach a setting by its
 // key (SETTINGS.lease), never by writing its name; docs/settings.md is generated from here.
 import { BINDING_SETTINGS } from "./binding-env.js";
+import { FAIR_SHARE_SETTINGS } from "./fair-share.js";
 import { OPERATOR_SETTINGS } from "./operator.js";
 import { SCHEDULING_SETTINGS } from "./scheduling.js";
 import { SERVING_SETTINGS } from "./serving.js";
@@ -10,6 +11,7 @@ import { STATE_SETTINGS } from "./state.js";
 /** The registry's sections, in the order docs/settings.md lists them. */
 export const SETTING_SECTIONS = [
   { title: "Agent and scheduling", settings: SCHEDULING_SETTINGS },
+  { title: "Fair share", settings: FAIR_SHARE_SETTINGS },
   { title: "Binding env", settings: BINDING_SETTINGS },
   { title: "Ports, limits and logs", settings: SERVING_SETTINGS },
   { title: "Shared state", settings: STATE_SETTINGS },
@@ -18,6 +20,7 @@ export const SETTING_SECTIONS = [
 
 export const SETTINGS = {
   ...SCHEDULING_SETTINGS,
+  ...FAIR_SHARE_SETTINGS,
   ...BINDING_SETTINGS,
   ...SERVING_SETTINGS,
   ...STATE_SETTINGS,
@@ -29,6 +32,7 @@ export const ALL_SETTINGS: readonly Setting[] = Object.values(SETTINGS);
 /** What src/scheduler/config.ts reads: the agent, its binding env and the scheduling settings. */
 export const SCHEDULER_SETTINGS: readonly Setting[] = [
   ...Object.values(SCHEDULING_SETTINGS),
+  ...Object.values(FAIR_SHARE_SETTINGS),
   ...Object.values(BINDING_SETTINGS),
 ];
 

@@ -1,7 +1,17 @@
 // Demand entries of kubemoot_model_demand (docs/rules/state.md §2.3): values read tolerantly by
 // the kind their key names (the keys themselves are the layout's: ticket-keys.ts).
 
-import type { DemandEntry, IntentEntry, SelEntry, UseEntry, WaitEntry } from "../core/index.js";
+import {
+  type Band,
+  type DemandEntry,
+  type IntentEntry,
+  parseBand,
+  type QueueEntry,
+  type SelEntry,
+  type ServiceEntry,
+  type UseEntry,
+  type WaitEntry,
+} from "../core/index.js";
 import { isObject, num, str, strings } from "./json-fields.js";
 
 /**
@@ -34,6 +44,7 @@ export function parseDemand(key: string, raw: unknown, fallbackExpiresAt: number
         lastUsedAt: num(raw.lastUsedAt),
         expiresAt,
         ...(num(raw.serviceMs) > 0 ? { serviceMs: num(raw.serviceMs) } : {}),
+        ...bandsOf(raw.bands),
       } as UseEntry;
     case "sel":
       return {
@@ -43,7 +54,47 @@ export function parseDemand(key: string, raw: unknown, fallbackExpiresAt: number
         expiresAt,
         models: strings(raw.models),
       } as SelEntry;
+    case "queue": {
+      // A waiter without its ranking fields cannot be ordered: skipped, not guessed.
+      const band = parseBand(str(raw.band));
+      const weight = num(raw.weight);
+      if (band === undefined || !(weight > 0) || str(raw.id) === "" || !(num(raw.since) > 0))
+        return undefined;
+      return {
+        kind,
+        id: str(raw.id),
+        model: str(raw.model),
+        crew: str(raw.crew),
+        band,
+        weight,
+        since: num(raw.since),
+        expiresAt,
+      } as QueueEntry;
+    }
+    case "svc": {
+      const weight = num(raw.weight);
+      if (!(weight > 0) || str(raw.crew) === "") return undefined;
+      return {
+        kind,
+        crew: str(raw.crew),
+        weight,
+        service: Math.max(0, num(raw.service)),
+        updatedAt: num(raw.updatedAt),
+        expiresAt,
+      } as ServiceEntry;
+    }
     default:
       return undefined;
   }
+}
+
+/** A use entry's last use per band (docs/rules/fairness.md §5); unknown bands are skipped. */
+function bandsOf(raw: unknown): Pick<UseEntry, "bands"> {
+  if (!isObject(raw)) return {};
+  const bands: Partial<Record<Band, number>> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    const band = parseBand(k);
+    if (band !== undefined && num(v) > 0) bands[band] = num(v);
+  }
+  return Object.keys(bands).length > 0 ? { bands } : {};
 }

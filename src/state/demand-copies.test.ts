@@ -75,10 +75,29 @@ describe("demand copies per model", () => {
       expiresAt: Date.now() + 60_000,
       models: ["m"],
     });
+    // Likewise a service counter of namespace m (docs/rules/fairness.md §4), and a waiter of m.
+    await put(bucket, keys.service("m/crew", "m/a", "p1"), {
+      kind: "svc",
+      crew: "m/crew",
+      weight: 1,
+      service: 10,
+      updatedAt: 0,
+      expiresAt: Date.now() + 60_000,
+    });
+    await put(bucket, keys.queue("m", "ns/a", "call1"), {
+      kind: "queue",
+      id: "call1",
+      model: "m",
+      crew: "ns",
+      band: "standard",
+      weight: 1,
+      since: 1,
+      expiresAt: Date.now() + 60_000,
+    });
     await copies.fresh(["m"]);
-    expect(made).toEqual(["sel.>", "*.m.>"]);
+    expect(made).toEqual(["sel.>", "svc.>", "*.m.>"]);
     const got = [...copies.entries()].map((e) => e.key).sort();
-    expect(got).toEqual(["sel.m.m_2fcrew.a", "wait.m.ns.a"]);
+    expect(got).toEqual(["queue.m.ns.call1", "sel.m.m_2fcrew.a", "svc.m.m_2fcrew.p1", "wait.m.ns.a"]);
     expect(copies.get(keys.wait("other", "ns/a"))).toBeUndefined();
   });
 

@@ -1,7 +1,8 @@
 // The demand bucket as this process follows it (docs/rules/state.md §10.2): either one copy of
 // the whole bucket, or, with the scoped key layout, one copy per model it decides about, each
 // fed by a watch filtered to that model's keys (`*.<model>.>`: its waits, intents and use
-// rates), plus one copy of the selection rates (`sel.>`). A sidecar then receives the demand of
+// rates), plus one copy of the selection rates (`sel.>`) and one of the crews' service counters
+// (`svc.>`, docs/rules/fairness.md §4). A sidecar then receives the demand of
 // its own candidates and of the models resident on the providers it follows (the victims it may
 // weigh), not the whole fleet's. Models no decision has needed for a while are dropped.
 import { performance } from "node:perf_hooks";
@@ -37,11 +38,15 @@ interface Followed {
 
 const DEFAULT_IDLE_MS = 10 * 60_000;
 const SEL_PREFIX = "sel.";
+const SVC_PREFIX = "svc.";
+/** Keys a per-model filter may also match, which the fleet-wide copies hold. */
+const fleetWide = (key: string) => key.startsWith(SEL_PREFIX) || key.startsWith(SVC_PREFIX);
 
 export class DemandCopies {
   readonly name: string;
   private readonly whole: DemandMirror | undefined;
   private readonly sel: DemandMirror | undefined;
+  private readonly svc: DemandMirror | undefined;
   /** Per-model copies by the model's key token. */
   private readonly byModel = new Map<string, Followed>();
   private readonly unsubscribe = new Map<DemandMirror, () => void>();
@@ -61,10 +66,15 @@ export class DemandCopies {
     this.idleMs = o.idleMs ?? DEFAULT_IDLE_MS;
     this.monoNow = o.monoNow ?? (() => performance.now());
     const selFilter = o.keys.selFilter();
+    const svcFilter = o.keys.serviceFilter();
     const scoped =
-      o.scope === "candidates" && selFilter !== undefined && o.keys.modelFilter("m") !== undefined;
+      o.scope === "candidates" &&
+      selFilter !== undefined &&
+      svcFilter !== undefined &&
+      o.keys.modelFilter("m") !== undefined;
     this.whole = scoped ? undefined : this.follow(o.make(">"));
     this.sel = scoped ? this.follow(o.make(selFilter!)) : undefined;
+    this.svc = scoped ? this.follow(o.make(svcFilter!)) : undefined;
   }
 
   /** Whether the copies are per model. */
@@ -72,9 +82,10 @@ export class DemandCopies {
     return this.whole === undefined;
   }
 
-  /** Starts the whole copy (scope "all") or the selection rates' copy (per model). */
+  /** Starts the whole copy (scope "all") or the fleet-wide copies (per model). */
   async start(timeoutMs?: number): Promise<void> {
-    await (this.whole ?? this.sel)!.start(timeoutMs);
+    if (this.whole !== undefined) await this.whole.start(timeoutMs);
+    else await Promise.all([this.sel!.start(timeoutMs), this.svc!.start(timeoutMs)]);
   }
 
   /** The copy holding `model`'s keys; per model, it is started when first asked for. */
@@ -134,9 +145,10 @@ export class DemandCopies {
       return;
     }
     yield* this.sel!.entries();
-    // A model's filter can also match a selection key whose namespace token is the model's.
+    yield* this.svc!.entries();
+    // A model's filter can also match a selection or service key whose namespace token is the model's.
     for (const f of this.byModel.values()) {
-      for (const e of f.mirror.entries()) if (!e.key.startsWith(SEL_PREFIX)) yield e;
+      for (const e of f.mirror.entries()) if (!fleetWide(e.key)) yield e;
     }
   }
 
@@ -169,12 +181,13 @@ export class DemandCopies {
 
   private copies(): DemandMirror[] {
     if (this.whole !== undefined) return [this.whole];
-    return [this.sel!, ...[...this.byModel.values()].map((f) => f.mirror)];
+    return [this.sel!, this.svc!, ...[...this.byModel.values()].map((f) => f.mirror)];
   }
 
   private ofKey(key: string): DemandMirror | undefined {
     if (this.whole !== undefined) return this.whole;
     if (key.startsWith(SEL_PREFIX)) return this.sel;
+    if (key.startsWith(SVC_PREFIX)) return this.svc;
     const token = key.split(".", 2)[1];
     return token === undefined ? undefined : this.byModel.get(token)?.mirror;
   }

@@ -4,14 +4,17 @@
 // gain +1 per event. The snapshot hands the raw live entries to core's aggregation.
 import { performance } from "node:perf_hooks";
 import {
+  type Band,
   bumpRate,
   type DemandEntry,
   FRESH_READ_MS,
   INTENT_TTL_MS,
   type IntentEntry,
+  type QueueEntry,
   RATE_ENTRY_TTL_MS,
   recordLatency,
   type SelEntry,
+  type ServiceEntry,
   type UseEntry,
   WAIT_ENTRY_TTL_MS,
   type WaitEntry,
@@ -48,6 +51,25 @@ export interface DemandSnapshot {
   intent: IntentEntry[];
   use: UseEntry[];
   sel: SelEntry[];
+  /** Waiting calls (docs/rules/fairness.md §3) of the models read. */
+  queue: QueueEntry[];
+  /** Every process's service counters (docs/rules/fairness.md §4). */
+  svc: ServiceEntry[];
+}
+
+/** Live entries sorted by kind (all of them live at `atMs`). */
+export function demandSnapshotOf(atMs: number, live: Iterable<DemandEntry>): DemandSnapshot {
+  const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [], queue: [], svc: [] };
+  for (const v of live) {
+    s.entries.push(v);
+    if (v.kind === "wait") s.wait.push(v);
+    else if (v.kind === "intent") s.intent.push(v);
+    else if (v.kind === "use") s.use.push(v);
+    else if (v.kind === "sel") s.sel.push(v);
+    else if (v.kind === "queue") s.queue.push(v);
+    else s.svc.push(v);
+  }
+  return s;
 }
 
 export interface DemandBoardOptions {
@@ -90,6 +112,23 @@ export class DemandBoard {
 
   async clearWait(model: string, agent: string): Promise<void> {
     await this.o.bucket.delete(this.o.keys.wait(model, agent));
+  }
+
+  /** A call of `agent` waits (or renews its wait) for fair admission (docs/rules/fairness.md §3). */
+  async putQueue(entry: QueueEntry, agent: string): Promise<void> {
+    await this.o.bucket.put(this.o.keys.queue(entry.model, agent, entry.id), encodeJson(entry));
+  }
+
+  async clearQueue(model: string, agent: string, id: string): Promise<void> {
+    await this.o.bucket.delete(this.o.keys.queue(model, agent, id));
+  }
+
+  /**
+   * This process's service counter of a crew (docs/rules/fairness.md §4): its own key, so a
+   * plain put; the caller coalesces.
+   */
+  async putService(entry: ServiceEntry, agent: string, instance: string): Promise<void> {
+    await this.o.bucket.put(this.o.keys.service(entry.crew, agent, instance), encodeJson(entry));
   }
 
   /** A thread of `agent` plans to call these models. */
@@ -150,10 +189,11 @@ export class DemandBoard {
    * A call of `model` ran: its decayed use rate gains +1, and `serviceMs` (the call's time
    * without its load), when given, moves the fleet's service-time EMA of the model.
    */
-  recordUse(model: string, agent: string, lingerMs = 0, serviceMs = 0): Promise<UseEntry> {
+  recordUse(model: string, agent: string, lingerMs = 0, serviceMs = 0, band?: Band): Promise<UseEntry> {
     return this.bump(this.o.keys.use(model, agent), lingerMs, (old, now): UseEntry => {
       const prev = old?.kind === "use" ? old : undefined;
       const service = serviceMs > 0 ? recordLatency(prev?.serviceMs, serviceMs) : prev?.serviceMs;
+      const bands = band !== undefined ? { ...prev?.bands, [band]: now } : prev?.bands;
       return {
         kind: "use",
         model,
@@ -163,6 +203,7 @@ export class DemandBoard {
         lastUsedAt: now,
         expiresAt: now + this.rateTtl,
         ...(service !== undefined ? { serviceMs: service } : {}),
+        ...(bands !== undefined ? { bands } : {}),
       };
     });
   }
@@ -194,16 +235,12 @@ export class DemandBoard {
       c !== null && performance.now() - c.atMono <= maxAge && this.o.now() - c.snapshot.atMs <= maxAge;
     if (c !== null && fresh && c.revision === this.o.copies.revision) return c.snapshot;
     const atMs = this.o.now();
-    const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [] };
+    const live: DemandEntry[] = [];
     for (const e of this.o.copies.entries()) {
       const v = e.value;
-      if (v === undefined || !(v.expiresAt > atMs)) continue;
-      s.entries.push(v);
-      if (v.kind === "wait") s.wait.push(v);
-      else if (v.kind === "intent") s.intent.push(v);
-      else if (v.kind === "use") s.use.push(v);
-      else s.sel.push(v);
+      if (v !== undefined && v.expiresAt > atMs) live.push(v);
     }
+    const s = demandSnapshotOf(atMs, live);
     this.cached = { atMono: performance.now(), revision: this.o.copies.revision, snapshot: s };
     return s;
   }

@@ -8,7 +8,7 @@ export {
 export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
 export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 export { LEASE_GRACE_MS } from "./defaults.js";
-export type { DemandBoard, DemandSnapshot } from "./demand.js";
+export { type DemandBoard, type DemandSnapshot, demandSnapshotOf } from "./demand.js";
 export type {
   BucketSettings,
   KvBucket,

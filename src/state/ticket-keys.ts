@@ -61,6 +61,19 @@ export interface KeyLayout {
   modelFilter(model: string): string | undefined;
   /** A demand-bucket filter matching every selection key; undefined when the layout has none. */
   selFilter(): string | undefined;
+  /** A waiting call's record (docs/rules/fairness.md §3): `id` is the call's own ([A-Za-z0-9_-]). */
+  queue(model: string, agent: string, id: string): string;
+  /** One process's (`instance`, [A-Za-z0-9_-]) service counter of `crew` (docs/rules/fairness.md §4). */
+  service(crew: string, agent: string, instance: string): string;
+  /** A demand-bucket filter matching every service counter; undefined when the layout has none. */
+  serviceFilter(): string | undefined;
+}
+
+const OPAQUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function opaqueId(field: string, id: string): string {
+  if (!OPAQUE_ID.test(id)) throw invalidArgument(field, "is not an opaque id");
+  return id;
 }
 
 function conversationKey(key: string): string {
@@ -143,6 +156,9 @@ const kubemootLayout: KeyLayout = {
   sel: (crew, agent) => `sel.${kvToken(crew)}.${kvToken(agent)}`,
   modelFilter: () => undefined,
   selFilter: () => undefined,
+  queue: (model, _agent, id) => `queue.${kvToken(model)}.${opaqueId("queue", id)}`,
+  service: (crew, _agent, instance) => `svc.${kvToken(crew)}.${opaqueId("instance", instance)}`,
+  serviceFilter: () => undefined,
 };
 
 // ---- scoped: kind, provider and namespace as tokens (docs/rules/state.md §2.4) ----
@@ -203,5 +219,9 @@ function scopedLayout(holderId: string): KeyLayout {
     sel: (crew, agent) => `sel.${ns(agent)}.${kvToken(crew)}.${nm(agent)}`,
     modelFilter: (model) => `*.${kvToken(model)}.>`,
     selFilter: () => "sel.>",
+    // Under the model's filter, like its waits; per namespace, for the NATS permissions.
+    queue: (model, agent, id) => `queue.${kvToken(model)}.${ns(agent)}.${opaqueId("queue", id)}`,
+    service: (crew, agent, instance) => `svc.${ns(agent)}.${kvToken(crew)}.${opaqueId("instance", instance)}`,
+    serviceFilter: () => "svc.>",
   };
 }

@@ -49,6 +49,8 @@ function scopedWrites(namespaces: string[]): string[] {
       `${d}.intent.*.${n}.*`,
       `${d}.use.*.${n}`,
       `${d}.sel.${n}.*.*`,
+      `${d}.queue.*.${n}.*`,
+      `${d}.svc.${n}.*.*`,
     ]),
   ];
 }

@@ -55,7 +55,7 @@ describe("a store following its candidates' demand", () => {
     return sidecar.demand.snapshot(models);
   }
   const modelsOf = (s: Awaited<ReturnType<typeof read>>) =>
-    new Set(s.entries.flatMap((e) => (e.kind === "sel" ? [] : [e.model])));
+    new Set(s.entries.flatMap((e) => (e.kind === "sel" || e.kind === "svc" ? [] : [e.model])));
 
   it("receives the demand of its candidates and of the models resident where they run, no other", async () => {
     await read(["m-a"]);

@@ -201,6 +201,7 @@ export class OursPolicy implements SimPolicy {
       ops: this.ops,
       now: () => EPOCH_MS + this.w.loop.now,
       timers: this.timers,
+      instanceId: `sim${this.sidecars.size}`,
       ...(this.w.o.planner !== undefined ? { plannerOverrides: this.w.o.planner } : {}),
       hooks: { onDecision: (e) => this.recordDecision(e) },
     });

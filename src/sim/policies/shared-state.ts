@@ -5,6 +5,7 @@
 // sidecar opens the same buckets: claims are decided by the state layer's own pure claim
 // decision, one at a time, so no interleaving of agents can spend the same room twice.
 import {
+  type Band,
   bumpRate,
   type ConversationIndex,
   type ConversationSeen,
@@ -29,6 +30,7 @@ import {
   type ClaimRequest,
   type ClaimResult,
   type DemandSnapshot,
+  demandSnapshotOf,
   LEASE_GRACE_MS,
   type TicketRef,
 } from "../../state/index.js";
@@ -146,8 +148,12 @@ export class SharedStateModel {
         clearWait: async (model, agent) => this.deleteDemand(`wait\u0000${model}\u0000${agent}`),
         putIntents: async (agent, thread, models) => this.putIntents(agent, thread, models),
         clearThread: async (thread, agent) => this.clearThread(thread, agent),
-        recordUse: async (model, agent, _lingerMs, serviceMs) => this.recordUse(model, agent, serviceMs ?? 0),
+        recordUse: async (model, agent, _lingerMs, serviceMs, band) =>
+          this.recordUse(model, agent, serviceMs ?? 0, band),
         recordSelection: async (crew, agent, models) => this.recordSelection(crew, agent, models),
+        putQueue: async (e) => this.putDemand(`queue\u0000${e.model}\u0000${e.id}`, e),
+        clearQueue: async (model, _agent, id) => this.deleteDemand(`queue\u0000${model}\u0000${id}`),
+        putService: async (e, _agent, instance) => this.putDemand(`svc\u0000${e.crew}\u0000${instance}`, e),
         flush: async () => undefined,
       },
       capacity: {
@@ -316,12 +322,13 @@ export class SharedStateModel {
     return n;
   }
 
-  private recordUse(model: string, agent: string, serviceMs: number): UseEntry {
+  private recordUse(model: string, agent: string, serviceMs: number, band: Band | undefined): UseEntry {
     const now = this.now();
     const key = `use\u0000${model}`;
     const prev = this.demand.get(key);
     const old = prev?.kind === "use" && prev.expiresAt > now ? prev : undefined;
     const service = serviceMs > 0 ? recordLatency(old?.serviceMs, serviceMs) : old?.serviceMs;
+    const bands = band !== undefined ? { ...old?.bands, [band]: now } : old?.bands;
     const e: UseEntry = {
       kind: "use",
       model,
@@ -331,6 +338,7 @@ export class SharedStateModel {
       lastUsedAt: now,
       expiresAt: now + RATE_ENTRY_TTL_MS,
       ...(service !== undefined ? { serviceMs: service } : {}),
+      ...(bands !== undefined ? { bands } : {}),
     };
     this.putDemand(key, e);
     return e;
@@ -357,18 +365,12 @@ export class SharedStateModel {
     const atMs = this.now();
     const c = this.demandCache;
     if (c !== undefined && c.rev === this.demandRev && c.at === atMs) return c.value;
-    const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [] };
+    const live: DemandEntry[] = [];
     for (const [key, e] of this.demand) {
-      if (e.expiresAt <= atMs) {
-        this.demand.delete(key);
-        continue;
-      }
-      s.entries.push(e);
-      if (e.kind === "wait") s.wait.push(e);
-      else if (e.kind === "intent") s.intent.push(e);
-      else if (e.kind === "use") s.use.push(e);
-      else s.sel.push(e);
+      if (e.expiresAt <= atMs) this.demand.delete(key);
+      else live.push(e);
     }
+    const s = demandSnapshotOf(atMs, live);
     this.demandCache = { rev: this.demandRev, at: atMs, value: s };
     return s;
   }

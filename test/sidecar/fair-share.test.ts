@@ -1,0 +1,111 @@
+// Fair share across crews, fleet-wide (docs/rules/fairness.md): real sidecar processes of two
+// crews on one nats-server call one emulated card with two slots through their Ollama proxies.
+// Each property is measured with fair share on and, in the same test, off: off, the crew with
+// more pods takes the card; on, the crews share it, interactive calls go first, and a dead
+// sidecar's waiters stop counting within their lease.
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jainIndex } from "../../src/core/index.js";
+import {
+  type CrewSpec,
+  type FairCard,
+  measureWindow,
+  startCrews,
+  startFairCard,
+  tokensByCrew,
+} from "../helpers/fair-crews.js";
+
+const CARD = { slots: 2, timeScale: 1, tokensPerS: 200 };
+const OUTPUT_TOKENS = 48;
+
+let card: FairCard;
+
+beforeAll(async () => {
+  card = await startFairCard(CARD);
+}, 60_000);
+
+afterAll(async () => {
+  await card?.close();
+});
+
+async function shares(crews: CrewSpec[], fair: boolean, windowMs = 8_000) {
+  const run = await startCrews(card, crews, { fair, outputTokens: OUTPUT_TOKENS });
+  const { from, to } = await measureWindow(2_000, windowMs);
+  await run.stop();
+  expect(run.records.filter((r) => r.status !== 200)).toEqual([]);
+  return {
+    tokens: tokensByCrew(run.records, from, to),
+    records: run.records.filter((r) => r.endedAt >= from && r.endedAt < to),
+  };
+}
+
+describe("fair share across crews", () => {
+  it("4 pods against 1: off, the bigger crew takes the card; on, the crews share it", async () => {
+    const crews: CrewSpec[] = [
+      { name: "crew-a", sidecars: 4, loops: 8 },
+      { name: "crew-b", sidecars: 1, loops: 2 },
+    ];
+    const off = await shares(crews, false);
+    const on = await shares(crews, true);
+    const j = (t: Map<string, number>) => jainIndex([t.get("crew-a") ?? 0, t.get("crew-b") ?? 0]);
+    // Off: about the loops' ratio (8:2 gives 0.74); on: within a few calls of equal.
+    expect(j(off.tokens), JSON.stringify([...off.tokens])).toBeLessThan(0.85);
+    expect(j(on.tokens), JSON.stringify([...on.tokens])).toBeGreaterThan(0.93);
+  }, 120_000);
+
+  it("interactive calls under a batch flood wait about one call, not the flood", async () => {
+    const crews: CrewSpec[] = [
+      { name: "crew-a", sidecars: 4, loops: 8, priority: "batch" },
+      { name: "crew-b", sidecars: 1, loops: 1, priority: "interactive", thinkMs: 500 },
+    ];
+    const p95 = (rs: { crew: string; queueWaitMs: number; serviceMs: number }[]) => {
+      const own = rs.filter((r) => r.crew === "crew-b");
+      const waits = own.map((r) => r.queueWaitMs).sort((a, b) => a - b);
+      const service = own.reduce((a, r) => a + r.serviceMs, 0) / own.length;
+      return waits[Math.min(waits.length - 1, Math.floor(0.95 * waits.length))]! / service;
+    };
+    const off = await shares(crews, false);
+    const on = await shares(crews, true);
+    expect(p95(off.records)).toBeGreaterThan(1.5);
+    expect(p95(on.records)).toBeLessThanOrEqual(1.2);
+  }, 120_000);
+
+  it("a sidecar killed while its calls wait leaves no waiter past its lease", async () => {
+    const run = await startCrews(
+      card,
+      [
+        { name: "crew-a", sidecars: 2, loops: 8 },
+        { name: "crew-b", sidecars: 1, loops: 4 },
+      ],
+      // The killed sidecar's running calls hold their slots until their leases end: short ones.
+      { fair: true, outputTokens: OUTPUT_TOKENS, env: { KUBEMOOT_TICKET_LEASE_SECONDS: "5" } },
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    const victim = run.sidecarsOf("crew-b")[0]!;
+    victim.proc.kill("SIGKILL");
+    const killedAt = Date.now();
+    // A plain NATS KV client reads the demand bucket's waiter records.
+    const nc = await connect({ servers: card.nats.url });
+    try {
+      const kv = await new Kvm(nc).open("kubemoot_model_demand");
+      const liveWaiters = async () => {
+        const out: { crew: string; expiresAt: number }[] = [];
+        for await (const key of await kv.keys("queue.>")) {
+          const e = await kv.get(key);
+          if (e?.operation !== "PUT") continue;
+          const v = e.json<{ crew: string; expiresAt: number }>();
+          if (v.expiresAt > Date.now()) out.push(v);
+        }
+        return out;
+      };
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await liveWaiters()).some((w) => w.crew === "crew-b")).toBe(true);
+      await new Promise((r) => setTimeout(r, Math.max(0, killedAt + 16_000 - Date.now())));
+      expect((await liveWaiters()).filter((w) => w.crew === "crew-b")).toEqual([]);
+    } finally {
+      await nc.close();
+      await run.stop();
+    }
+  }, 120_000);
+});
