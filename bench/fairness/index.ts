@@ -48,8 +48,13 @@ async function measure(card: FairCard, r: Run): Promise<Measured> {
   const { from, to } = await measureWindow(WARMUP_MS, WINDOW_MS);
   await run.stop();
   const inWindow = run.records.filter((x) => x.status === 200 && x.endedAt >= from && x.endedAt < to);
-  const failed = run.records.filter((x) => x.status !== 200).length;
-  if (failed > 0) process.stdout.write(`  ${r.label}: ${failed} calls failed\n`);
+  const failed = run.records.filter((x) => x.status !== 200);
+  if (failed.length > 0) {
+    const first = failed[0]!;
+    process.stdout.write(
+      `  ${r.label}: ${failed.length} calls failed, the first ${first.status} ${first.error}\n`,
+    );
+  }
   const byCrew = tokensByCrew(run.records, from, to);
   const seconds = (to - from) / 1000;
   const total = [...byCrew.values()].reduce((a, b) => a + b, 0);
@@ -109,80 +114,102 @@ const pod = (name: string, sidecars: number, loops: number, extra: Partial<CrewS
 });
 
 export async function run(): Promise<void> {
+  // Each run's crews are new ones (s1-a, s1-b, then s2-a, ...): service attained in one run
+  // (60 s half-life) must not carry into the next.
+  let runs = 0;
+  const crewsOf = (...names: string[]) => {
+    runs++;
+    return names.map((n) => `s${runs}-${n}`);
+  };
   const card = await startFairCard(CARD);
   try {
-    // Pod skew: 8 pods against 1, two loops each: today the freed slot goes to the faster claim.
-    const skew = (fair: boolean) => ({
-      label: `pod skew 8:1, fair ${fair ? "on" : "off"}`,
-      fair,
-      crews: [pod("crew-a", 8, 16), pod("crew-b", 1, 2)],
-    });
+    // Pod skew: 8 pods against 1, two loops each: without fair share the freed slot goes to the
+    // faster claim, so about 8:1.
+    const skew = (fair: boolean): Run => {
+      const [a, b] = crewsOf("a", "b");
+      return {
+        label: `pod skew 8:1, fair ${fair ? "on" : "off"}`,
+        fair,
+        crews: [pod(a!, 8, 16), pod(b!, 1, 2)],
+      };
+    };
     const skewOff = await measure(card, skew(false));
     const skewOn = await measure(card, skew(true));
     // The same offered load from 1 and 4 sidecar processes per crew (8 is the pod-skew run).
-    const spread = async (k: number) =>
-      measure(card, {
+    const spread = async (k: number) => {
+      const [a, b] = crewsOf("a", "b");
+      return measure(card, {
         label: `skew 8:1 over ${k} sidecar(s) per crew, fair on`,
         fair: true,
-        crews: [pod("crew-a", k, 16), pod("crew-b", Math.min(k, 2), 2)],
+        crews: [pod(a!, k, 16), pod(b!, Math.min(k, 2), 2)],
       });
+    };
     const spread1 = await spread(1);
     const spread4 = await spread(4);
     // Weights 1:2:4, every crew backlogged.
-    const weights = { "crew-a": 1, "crew-b": 2, "crew-c": 4 };
-    const weighted = (fair: boolean) => ({
-      label: `weights 1:2:4, fair ${fair ? "on" : "off"}`,
-      fair,
-      crews: Object.entries(weights).map(([name, weight]) => pod(name, 2, 4, { weight })),
-    });
-    const weightsOff = await measure(card, weighted(false));
-    const weightsOn = await measure(card, weighted(true));
-    // Max-min: crew-b asks for less than its half (one loop that pauses a call's time between calls).
+    const weighted = (fair: boolean) => {
+      const [a, b, c] = crewsOf("a", "b", "c");
+      const weights: Record<string, number> = { [a!]: 1, [b!]: 2, [c!]: 4 };
+      const run: Run = {
+        label: `weights 1:2:4, fair ${fair ? "on" : "off"}`,
+        fair,
+        crews: Object.entries(weights).map(([name, weight]) => pod(name, 2, 4, { weight })),
+      };
+      return { weights, run };
+    };
+    const wOff = weighted(false);
+    const weightsOff = await measure(card, wOff.run);
+    const wOn = weighted(true);
+    const weightsOn = await measure(card, wOn.run);
+    // Max-min: the light crew asks for less than its half (one loop that pauses a call's time).
+    const [ma, mb] = crewsOf("a", "b");
     const maxMin = await measure(card, {
-      label: "max-min: crew-b asks for ~1/3 of the card, fair on",
+      label: "max-min: a light crew asks for ~1/3 of the card, fair on",
       fair: true,
-      crews: [pod("crew-a", 8, 16), pod("crew-b", 1, 1, { thinkMs: 600 })],
+      crews: [pod(ma!, 8, 16), pod(mb!, 1, 1, { thinkMs: 600 })],
     });
     // Bands: a batch flood, and an interactive crew calling now and then.
-    const bands = (fair: boolean) => ({
-      label: `interactive under a batch flood, fair ${fair ? "on" : "off"}`,
-      fair,
-      crews: [
-        pod("crew-a", 8, 16, { priority: "batch" }),
-        pod("crew-b", 1, 1, { priority: "interactive", thinkMs: 1000 }),
-      ],
-    });
+    const bands = (fair: boolean): Run => {
+      const [a, b] = crewsOf("a", "b");
+      return {
+        label: `interactive under a batch flood, fair ${fair ? "on" : "off"}`,
+        fair,
+        crews: [
+          pod(a!, 8, 16, { priority: "batch" }),
+          pod(b!, 1, 1, { priority: "interactive", thinkMs: 1000 }),
+        ],
+      };
+    };
     const bandsOff = await measure(card, bands(false));
     const bandsOn = await measure(card, bands(true));
 
-    const maxMinAlone = maxMin.records.filter((r) => r.crew === "crew-b");
-    const maxMinAsked = WINDOW_MS / 1000 / (0.6 + meanServiceS(maxMinAlone));
+    const light = maxMin.records.filter((r) => r.crew === mb);
+    const asked = WINDOW_MS / 1000 / (0.6 + meanServiceS(light));
     const targets = {
       jain_index_pod_skew: target(jain(skewOn), 0.95, ">=", jain(skewOff)),
       weighted_share_max_error: target(
-        shareError(weightsOn, weights),
+        shareError(weightsOn, wOn.weights),
         0.1,
         "<=",
-        shareError(weightsOff, weights),
+        shareError(weightsOff, wOff.weights),
       ),
       interactive_wait_p95_over_service: target(
-        waitOverService(bandsOn, "crew-b"),
+        waitOverService(bandsOn, second(bandsOn)),
         1.0,
         "<=",
-        waitOverService(bandsOff, "crew-b"),
+        waitOverService(bandsOff, second(bandsOff)),
       ),
       throughput_vs_fairness_off: target(round(skewOn.tokensPerS / skewOff.tokensPerS), 0.97, ">=", 1),
       fleet_wide_8_sidecars: target(jain(skewOn), 0.95, ">=", jain(skewOff)),
     };
-    const rows = [skewOff, skewOn, spread1, spread4, weightsOff, weightsOn, maxMin, bandsOff, bandsOn].map(
-      (m) => ({
-        run: m.label,
-        ...m.tokens,
-        jain: jain(m, m.label.startsWith("weights") ? weights : {}),
-        calls_per_s: m.callsPerS,
-        tokens_per_s: m.tokensPerS,
-      }),
-    );
+    const all = [skewOff, skewOn, spread1, spread4, weightsOff, weightsOn, maxMin, bandsOff, bandsOn];
+    const rows = all.map((m) => ({
+      run: m.label,
+      tokens_by_crew: Object.values(m.tokens).join(" / "),
+      jain_over_weight: jain(m, m === weightsOn ? wOn.weights : m === weightsOff ? wOff.weights : {}),
+      calls_per_s: m.callsPerS,
+      tokens_per_s: m.tokensPerS,
+    }));
     const result = {
       window_s: WINDOW_MS / 1000,
       warmup_s: WARMUP_MS / 1000,
@@ -190,10 +217,10 @@ export async function run(): Promise<void> {
       targets,
       fleet_wide_jain_by_sidecars_per_crew: { 1: jain(spread1), 4: jain(spread4), 8: jain(skewOn) },
       max_min: {
-        crew_b_calls: maxMinAlone.length,
-        crew_b_calls_if_never_waiting: round(maxMinAsked, 1),
-        crew_b_served_ratio: round(maxMinAlone.length / maxMinAsked),
-        crew_b_wait_p95_over_service: waitOverService(maxMin, "crew-b"),
+        light_crew_calls: light.length,
+        light_crew_calls_if_never_waiting: round(asked, 1),
+        light_crew_served_ratio: round(light.length / asked),
+        light_crew_wait_p95_over_service: waitOverService(maxMin, mb!),
       },
       throughput: {
         calls_per_s_on: skewOn.callsPerS,
@@ -209,6 +236,11 @@ export async function run(): Promise<void> {
   } finally {
     await card.close();
   }
+}
+
+/** The crew listed second in a run (the light or interactive one). */
+function second(m: Measured): string {
+  return Object.keys(m.tokens)[1]!;
 }
 
 function meanServiceS(rs: readonly CallRecord[]): number {

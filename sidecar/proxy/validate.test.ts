@@ -108,6 +108,15 @@ describe("X-Kubemoot headers and candidates", () => {
     );
   });
 
+  it("reads X-Kubemoot-Priority as a band, and names the header for one it does not know", () => {
+    expect(parseCallHeaders({ "x-kubemoot-priority": " Batch " }).priority).toBe("batch");
+    expect(parseCallHeaders({}).priority).toBeUndefined();
+    const err = fails(() => parseCallHeaders({ "x-kubemoot-priority": "urgent" }));
+    expect(err.message).toBe(
+      'X-Kubemoot-Priority: expected one of interactive, standard, batch, got "urgent"',
+    );
+  });
+
   it("puts the requested model first with its listed score, else 100", () => {
     const list = [
       { model: "a:1", score: 80 },

@@ -226,6 +226,15 @@ describe("bounded, printable input", () => {
     expect(commit.details).toMatch(/^tolerance: /);
   });
 
+  it("an unknown priority band: INVALID_ARGUMENT naming priority, on Place and Wait", async () => {
+    const err = await failure(own.client.call("Place", { candidates: cands, priority: "urgent" }));
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).toBe('priority: expected one of interactive, standard, batch, got "urgent"');
+    const r = await own.client.call("Place", { candidates: cands, priority: "interactive" });
+    expect(r.placement?.priority).toBe("interactive");
+    await own.client.call("Release", { ticketId: r.placement.ticketId, outcome: "CALL_OUTCOME_SUCCEEDED" });
+  });
+
   it("tolerance 0 and a large one in range are accepted", async () => {
     await placeAndRelease(own.client, { tolerance: "0" });
     await placeAndRelease(own.client, { tolerance: "4294967295" });

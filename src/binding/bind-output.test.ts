@@ -54,6 +54,32 @@ describe("what the operator writes", () => {
     ]);
   });
 
+  it("a policy's fairShare becomes the crew's fair-share env (docs/rules/fairness.md §2)", () => {
+    const p = policy("p");
+    const fair = {
+      ...s,
+      policies: [
+        {
+          ...p,
+          spec: {
+            ...p.spec,
+            fairShare: { weight: 4, priority: "batch" as const, maxPriority: "standard" as const },
+          },
+        },
+      ],
+    };
+    const env = only(run(fair)).env;
+    expect(env).toMatchObject({
+      KUBEMOOT_CREW_WEIGHT: "4",
+      KUBEMOOT_PRIORITY: "batch",
+      KUBEMOOT_CREW_MAX_PRIORITY: "standard",
+    });
+    // Without one, none of them: the sidecar's defaults hold.
+    expect(
+      Object.keys(only(run(s)).env).filter((k) => k.includes("PRIORITY") || k.includes("WEIGHT")),
+    ).toEqual([]);
+  });
+
   it("a condition keeps its lastTransitionTime while its status holds; a previous lastUnschedulable is kept", () => {
     const earlier = "2026-01-01T00:00:00.000Z";
     const last = { phase: "mulling", reason: "old", observedAt: earlier, crewSchedulingPolicy: "p" };

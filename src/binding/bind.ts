@@ -28,6 +28,7 @@ import type {
   BindResult,
   CapacityStrategy,
   ClusterSnapshot,
+  FairShareSpec,
   Model,
   ModelProvider,
   PhaseAssignment,
@@ -182,7 +183,15 @@ function bindAgent(agent: Agent, compiled: CompiledPolicy, env: AgentEnv): Agent
     candidates[phase] = candidateList(ctx, env.visible, picked[phase]?.model);
   }
 
-  return agentResult(agent, policy.name, phases, candidates, unschedulable, env.cfg.now);
+  return agentResult(
+    agent,
+    policy.name,
+    phases,
+    candidates,
+    unschedulable,
+    env.cfg.now,
+    policy.spec.fairShare,
+  );
 }
 
 /** A topology domain an earlier phase of the agent took. */
@@ -265,6 +274,7 @@ function agentResult(
   candidates: AgentResult["candidates"],
   unschedulable: Unschedulable[],
   now: Date,
+  fairShare?: FairShareSpec,
 ): AgentResult {
   const scheduling: AgentSchedulingStatus = {
     ...(phases.mulling ? assignment(phases.mulling) : {}),
@@ -306,7 +316,7 @@ function agentResult(
     candidates,
     unschedulable,
     status: { scheduling, conditions: [condition(agent.status?.conditions, scheduled, now)] },
-    env: agentEnv(phases, candidates),
+    env: agentEnv(phases, candidates, fairShare),
   };
 }
 

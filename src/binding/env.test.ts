@@ -16,8 +16,12 @@ describe("agentEnv", () => {
     const env = agentEnv(
       { mulling: phase("qwen3:32b", "http://gpu-a:11434"), triage: phase("qwen3:8b", "http://gpu-b:11434") },
       { mulling, triage: [] },
+      { weight: 3, priority: "batch", maxPriority: "standard" },
     );
     expect(Object.keys(env).sort()).toEqual(BINDING_ENV.map((s) => s.name).sort());
+    expect(SETTINGS.crewWeight.parse(env[SETTINGS.crewWeight.name])).toBe(3);
+    expect(SETTINGS.priority.parse(env[SETTINGS.priority.name])).toBe("batch");
+    expect(SETTINGS.crewMaxPriority.parse(env[SETTINGS.crewMaxPriority.name])).toBe("standard");
     expect(SETTINGS.candidatesMulling.parse(env[SETTINGS.candidatesMulling.name])).toEqual(mulling);
     // A phase with no candidates is written as [] and read as none.
     expect(SETTINGS.candidatesTriage.parse(env[SETTINGS.candidatesTriage.name])).toEqual([]);

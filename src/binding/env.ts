@@ -2,7 +2,7 @@
 // no model or endpoint variable; the candidate lists are always set (possibly `[]`).
 // The names are the settings registry's: the sidecar reads what is written here.
 import { SETTINGS } from "../settings/index.js";
-import type { AgentResult, Candidate } from "./types.js";
+import type { AgentResult, Candidate, FairShareSpec } from "./types.js";
 
 /** `[{"model":"qwen3:32b","score":70},…]`: exactly these two keys, in this order. */
 export function candidatesJson(list: readonly Candidate[]): string {
@@ -12,8 +12,13 @@ export function candidatesJson(list: readonly Candidate[]): string {
 export function agentEnv(
   phases: AgentResult["phases"],
   candidates: AgentResult["candidates"],
+  fairShare?: FairShareSpec,
 ): Record<string, string> {
   const env: Record<string, string> = {};
+  // The crew's share, as its policy says (docs/rules/fairness.md §2); unset: the sidecar's defaults.
+  if (fairShare?.weight !== undefined) env[SETTINGS.crewWeight.name] = String(fairShare.weight);
+  if (fairShare?.priority !== undefined) env[SETTINGS.priority.name] = fairShare.priority;
+  if (fairShare?.maxPriority !== undefined) env[SETTINGS.crewMaxPriority.name] = fairShare.maxPriority;
   if (phases.mulling) {
     env[SETTINGS.staticModel.name] = phases.mulling.model;
     env[SETTINGS.staticEndpoint.name] = phases.mulling.endpoint;

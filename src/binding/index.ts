@@ -19,6 +19,7 @@ export type {
   ClusterSnapshot,
   Condition,
   CrewSchedulingPolicy,
+  FairShareSpec,
   LabelSelector,
   LabelSelectorRequirement,
   Labels,

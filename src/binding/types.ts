@@ -1,7 +1,7 @@
 // The typed objects the binder reads (docs/rules/binding.md "CRDs") and the results it returns.
 // Sources (the manifests reader, later the Kubernetes informers) turn documents into these;
 // the binder never sees YAML, never reads a clock and never performs I/O.
-import type { Engine } from "../core/index.js";
+import type { Band, Engine } from "../core/index.js";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -139,6 +139,16 @@ export interface TopologySpread {
   phaseKeys: readonly string[];
 }
 
+/** A crew's share weight and bands (docs/rules/fairness.md §2); each optional. */
+export interface FairShareSpec {
+  /** KUBEMOOT_CREW_WEIGHT: an integer ≥ 1. */
+  weight?: number;
+  /** KUBEMOOT_PRIORITY: the band of the crew's calls that name none. */
+  priority?: Band;
+  /** KUBEMOOT_CREW_MAX_PRIORITY: the highest band its calls may ask for. */
+  maxPriority?: Band;
+}
+
 export interface CrewSchedulingPolicy {
   namespace: string;
   name: string;
@@ -149,6 +159,8 @@ export interface CrewSchedulingPolicy {
     qualityBias: Readonly<Record<string, string>>;
     rules: readonly SchedulingRule[];
     topologySpread?: TopologySpread;
+    /** The crew's fair share (docs/rules/fairness.md §2), written into its agents' env. */
+    fairShare?: FairShareSpec;
   };
   status?: { conditions?: readonly Condition[] };
 }

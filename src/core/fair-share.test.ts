@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { provider, snapshot, T0, ticket } from "../../test/helpers/core-fixtures.js";
 import { parseBand } from "./bands.js";
+import { aggregateDemand } from "./demand.js";
 import {
   capBand,
   crewServices,
@@ -12,7 +13,8 @@ import {
   rankOf,
   serviceTokens,
 } from "./fair-share.js";
-import type { QueueEntry, ServiceEntry } from "./shapes.js";
+import { decide } from "./planner.js";
+import type { QueueEntry, ServiceEntry, UseEntry } from "./shapes.js";
 import { indexSnapshot } from "./snapshot.js";
 
 const O = DEFAULT_FAIR_SHARE;
@@ -159,5 +161,48 @@ describe("fair share: free slots of a model (§3)", () => {
   });
   it("adds the slots of a copy the claim starts", () => {
     expect(freeSlotsFor(ix, { provider: "g3", model: "m" })).toBe(6);
+  });
+});
+
+describe("fair share: evictions across bands (§5)", () => {
+  // One card holding an idle "vip" that the interactive band used a minute ago; a call for
+  // "bulk" fits only by unloading it.
+  const use = (bands: UseEntry["bands"]): UseEntry => ({
+    kind: "use",
+    model: "vip",
+    agent: "support/a",
+    rate: 1,
+    updatedAt: T0 - 60_000,
+    lastUsedAt: T0 - 60_000,
+    expiresAt: T0 + 3_600_000,
+    ...(bands ? { bands } : {}),
+  });
+  const snap = (bands: UseEntry["bands"]) =>
+    snapshot({
+      providers: [
+        provider("g", {
+          maxParallel: 1,
+          totalVramMiB: 24_000,
+          loadedModelFootprintsMiB: { vip: 20_000 },
+          availableModelFootprintsMiB: { vip: 20_000, bulk: 10_000 },
+        }),
+      ],
+      demand: aggregateDemand([use(bands)], T0),
+    });
+  const bulk = { candidates: [{ model: "bulk", score: 50 }] };
+  it("a batch call never unloads a model the interactive band used lately; an interactive call may", () => {
+    const held = snap({ interactive: T0 - 60_000 });
+    expect(decide(held, { ...bulk, band: "batch" })).toMatchObject({ kind: "wait-for-memory" });
+    expect(decide(held, { ...bulk, band: "interactive" })).toMatchObject({
+      kind: "claim",
+      evicts: { vip: 20_000 },
+    });
+  });
+  it("after BAND_HOLD_MS, or used by its own band, the model is a victim like any other", () => {
+    expect(decide(snap({ interactive: T0 - 6 * 60_000 }), { ...bulk, band: "batch" })).toMatchObject({
+      kind: "claim",
+      evicts: { vip: 20_000 },
+    });
+    expect(decide(snap({ batch: T0 - 1000 }), { ...bulk, band: "batch" })).toMatchObject({ kind: "claim" });
   });
 });

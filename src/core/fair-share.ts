@@ -20,9 +20,10 @@ export interface FairShareOptions {
   /** A waiter rises one band per this long waited (default 30 s): no band starves the next. */
   agingMs: number;
   /**
-   * A free slot owed to better-ranked waiters stays theirs this long (default 500 ms); a call
+   * A free slot owed to better-ranked waiters stays theirs this long (default 100 ms); a call
    * deferred longer than that with slots still free takes one: the gate never idles a GPU for
-   * a waiter that does not come.
+   * a waiter that does not come, nor while two sidecars' copies of the counters disagree on
+   * who is first (bench fairness: at 500 ms that idled the card a sixth of the time).
    */
   handoffMs: number;
 }
@@ -30,7 +31,7 @@ export interface FairShareOptions {
 export const DEFAULT_FAIR_SHARE: FairShareOptions = {
   halfLifeMs: 60_000,
   agingMs: 30_000,
-  handoffMs: 500,
+  handoffMs: 100,
 };
 
 /**

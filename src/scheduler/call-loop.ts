@@ -83,19 +83,29 @@ export async function* placeOrWait(
         yield { kind: "stand-aside", refusal: waitLimitRefusal(refusal, limitS) };
         return;
       }
+      const writes: Promise<void>[] = [];
       if (!waitingFor) {
         waitingFor = refusal.model;
         turn.position = refusal.queuePosition;
         yield { kind: "waiting", refusal, deadlineMs };
-        await demand.putWait(waitingFor, input.agent).catch((err) => d.warn("wait demand", err));
+        writes.push(
+          demand
+            .putWait(waitingFor, input.agent)
+            .then(() => undefined)
+            .catch((err) => d.warn("wait demand", err)),
+        );
       }
       if (d.fair.enabled && (queued === undefined || d.now() >= queued.renewAt)) {
         const model = queued?.model ?? refusal.model;
         queued = { model, renewAt: d.now() + WAITER_RENEW_MS };
-        await demand
-          .putQueue(d.fair.waiter(input, turn, model), input.agent)
-          .catch((err) => d.warn("waiter record", err));
+        writes.push(
+          demand
+            .putQueue(d.fair.waiter(input, turn, model), input.agent)
+            .catch((err) => d.warn("waiter record", err)),
+        );
       }
+      // Together: a waiter record that lands late lets a slot go to calls it ranks before.
+      await Promise.all(writes);
       // Held back while slots were free: the handoff clock runs, and the call looks again
       // once it has run out (a better-ranked waiter that does not come loses its turn).
       const owed = refusal.fairDeferral !== undefined && refusal.fairDeferral.freeSlots > 0;
@@ -111,12 +121,14 @@ export async function* placeOrWait(
       // "changed" or "deadline": try again; the deadline check above ends the loop.
     }
   } finally {
-    if (waitingFor) {
-      await demand.clearWait(waitingFor, input.agent).catch((err) => d.warn("clear wait", err));
-    }
-    if (queued !== undefined) {
-      await demand.clearQueue(queued.model, input.agent, turn.id).catch((err) => d.warn("clear waiter", err));
-    }
+    await Promise.all([
+      waitingFor
+        ? demand.clearWait(waitingFor, input.agent).catch((err) => d.warn("clear wait", err))
+        : undefined,
+      queued !== undefined
+        ? demand.clearQueue(queued.model, input.agent, turn.id).catch((err) => d.warn("clear waiter", err))
+        : undefined,
+    ]);
   }
 }
 

@@ -54,7 +54,7 @@ export interface FairTurn {
 /** What a decision read that the fair order needs (the waiters and counters, at its time). */
 export interface FairRead {
   queue: readonly QueueEntry[];
-  svc: readonly ServiceEntry[];
+  services: () => readonly ServiceEntry[];
   nowMs: number;
 }
 
@@ -131,7 +131,7 @@ export class FairShare {
     d: ClaimDecision,
     ix: SnapshotIndex,
     queue: readonly QueueEntry[],
-    svc: readonly ServiceEntry[],
+    counters: () => readonly ServiceEntry[],
   ): { verdict: FairVerdict; freeSlots: number } | undefined {
     // A new copy (a cold load, an eviction) adds slots nobody waits for yet: the calls ahead
     // chose otherwise (fairness.md §5). Only an existing copy's slots are handed out in order.
@@ -139,7 +139,7 @@ export class FairShare {
     const nowMs = ix.nowMs;
     const waiters = queue.filter((w) => w.model === d.model && w.id !== turn.id && w.expiresAt > nowMs);
     if (waiters.length === 0) return undefined;
-    const services = crewServices(svc, nowMs, this.fair.options.halfLifeMs);
+    const services = crewServices(counters(), nowMs, this.fair.options.halfLifeMs);
     this.lastServices = services;
     this.lastWaiters = waiters;
     const freeSlots = freeSlotsFor(ix, d);
@@ -174,7 +174,7 @@ export class FairShare {
     if (!this.fair.enabled || !r.waitable || read === undefined) return;
     const waiters = read.queue.filter((w) => w.model === r.model && w.id !== turn.id);
     if (waiters.length === 0) return;
-    const services = crewServices(read.svc, read.nowMs, this.fair.options.halfLifeMs);
+    const services = crewServices(read.services(), read.nowMs, this.fair.options.halfLifeMs);
     r.queuePosition = waitersAhead(
       this.callOf(input, turn),
       waiters,

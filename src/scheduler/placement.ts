@@ -51,7 +51,8 @@ export interface StateRead {
   conversations: ConversationIndex;
   /** Waiting calls of the models read, and the crews' service counters (docs/rules/fairness.md). */
   queue: QueueEntry[];
-  svc: ServiceEntry[];
+  /** Read only when a model has waiters: counters move with every admission. */
+  services: () => ServiceEntry[];
 }
 
 export interface PlacementDeps {
@@ -105,7 +106,7 @@ export class Placement {
       demand: demand.entries,
       conversations,
       queue: demand.queue,
-      svc: demand.svc,
+      services: () => state.demand.services(),
     };
   }
 

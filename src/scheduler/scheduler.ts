@@ -205,13 +205,13 @@ export class Scheduler {
       });
       decideMs += performance.now() - t0;
       this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
-      fairRead = { queue: read.queue, svc: read.svc, nowMs: ix.nowMs };
+      fairRead = { queue: read.queue, services: read.services, nowMs: ix.nowMs };
       if (decision.kind !== "claim") break;
       // Calls that cannot wait are never held back: they would be refused instead (fairness.md §5).
       const gate =
         input.cannotWait || input.phase === "triage"
           ? undefined
-          : this.fair.gate(input, fairTurn, decision, ix, read.queue, read.svc);
+          : this.fair.gate(input, fairTurn, decision, ix, read.queue, read.services);
       if (gate !== undefined && !gate.verdict.admit) {
         deferral = { ahead: gate.verdict.ahead, freeSlots: gate.freeSlots };
         break;

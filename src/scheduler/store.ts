@@ -32,6 +32,7 @@ export interface SchedulerStore {
     | "putQueue"
     | "clearQueue"
     | "putService"
+    | "services"
     | "flush"
   >;
   readonly capacity: Pick<CapacityWatch, "counter" | "available" | "awaitChange">;

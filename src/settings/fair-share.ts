@@ -12,6 +12,8 @@ function bandSetting(name: string, dflt: Band, help: string) {
     default: dflt,
     help,
     readBy: READ_BY,
+    // From the crew's CrewSchedulingPolicy spec.fairShare, when it sets one.
+    writtenBy: ["operator"],
     parseValue: (raw, source) => {
       const b = parseBand(raw);
       if (b === undefined) throw invalidSetting(source, `expected ${BANDS.join(", ")}, got "${raw.trim()}"`);
@@ -37,6 +39,7 @@ export const FAIR_SHARE_SETTINGS = {
     default: 1,
     help: "the crew's share weight: backlogged crews get GPU service in proportion to their weights",
     readBy: READ_BY,
+    writtenBy: ["operator"],
     parseValue: (raw, source) => {
       const n = parseNumber(raw, source, 0);
       if (!(n > 0)) throw invalidSetting(source, `expected a number > 0, got "${raw.trim()}"`);

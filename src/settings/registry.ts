@@ -59,4 +59,4 @@ export function settingsReadBy(command: CommandName): Setting[] {
 }
 
 /** The binding env, in the order the operator appends new variables to a container. */
-export const BINDING_ENV: readonly Setting[] = Object.values(BINDING_SETTINGS);
+export const BINDING_ENV: readonly Setting[] = ALL_SETTINGS.filter((s) => s.writtenBy.includes("operator"));

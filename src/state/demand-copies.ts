@@ -74,7 +74,9 @@ export class DemandCopies {
       o.keys.modelFilter("m") !== undefined;
     this.whole = scoped ? undefined : this.follow(o.make(">"));
     this.sel = scoped ? this.follow(o.make(selFilter!)) : undefined;
-    this.svc = scoped ? this.follow(o.make(svcFilter!)) : undefined;
+    // Not followed for changes: counters move with every admission, and a decision reads them
+    // only when a model has waiters, so they do not void the demand snapshot's cache.
+    this.svc = scoped ? o.make(svcFilter!) : undefined;
   }
 
   /** Whether the copies are per model. */
@@ -145,11 +147,19 @@ export class DemandCopies {
       return;
     }
     yield* this.sel!.entries();
-    yield* this.svc!.entries();
     // A model's filter can also match a selection or service key whose namespace token is the model's.
     for (const f of this.byModel.values()) {
       for (const e of f.mirror.entries()) if (!fleetWide(e.key)) yield e;
     }
+  }
+
+  /** The crews' service counters (docs/rules/fairness.md §4), as this process's copy holds them. */
+  *services(): Iterable<MirrorEntry<DemandEntry>> {
+    if (this.svc !== undefined) {
+      yield* this.svc.entries();
+      return;
+    }
+    for (const e of this.whole!.entries()) if (e.key.startsWith(SVC_PREFIX)) yield e;
   }
 
   /** A key as its copy holds it (undefined: absent, or its model not followed here). */
@@ -173,6 +183,7 @@ export class DemandCopies {
 
   close(): void {
     this.closed = true;
+    this.svc?.close();
     for (const m of this.copies()) m.close();
     for (const u of this.unsubscribe.values()) u();
     this.unsubscribe.clear();
@@ -181,7 +192,7 @@ export class DemandCopies {
 
   private copies(): DemandMirror[] {
     if (this.whole !== undefined) return [this.whole];
-    return [this.sel!, this.svc!, ...[...this.byModel.values()].map((f) => f.mirror)];
+    return [this.sel!, ...[...this.byModel.values()].map((f) => f.mirror)];
   }
 
   private ofKey(key: string): DemandMirror | undefined {

@@ -53,21 +53,19 @@ export interface DemandSnapshot {
   sel: SelEntry[];
   /** Waiting calls (docs/rules/fairness.md §3) of the models read. */
   queue: QueueEntry[];
-  /** Every process's service counters (docs/rules/fairness.md §4). */
-  svc: ServiceEntry[];
 }
 
 /** Live entries sorted by kind (all of them live at `atMs`). */
 export function demandSnapshotOf(atMs: number, live: Iterable<DemandEntry>): DemandSnapshot {
-  const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [], queue: [], svc: [] };
+  const s: DemandSnapshot = { atMs, entries: [], wait: [], intent: [], use: [], sel: [], queue: [] };
   for (const v of live) {
-    s.entries.push(v);
     if (v.kind === "wait") s.wait.push(v);
     else if (v.kind === "intent") s.intent.push(v);
     else if (v.kind === "use") s.use.push(v);
     else if (v.kind === "sel") s.sel.push(v);
     else if (v.kind === "queue") s.queue.push(v);
-    else s.svc.push(v);
+    else continue; // service counters are read on their own (DemandBoard.services)
+    s.entries.push(v);
   }
   return s;
 }
@@ -220,6 +218,18 @@ export class DemandBoard {
         models: [...new Set(models)],
       };
     });
+  }
+
+  /**
+   * The crews' service counters live now (docs/rules/fairness.md §4), as the copy holds them:
+   * no freshness proof, a counter a moment old only orders waiters a moment late.
+   */
+  services(): ServiceEntry[] {
+    const now = this.o.now();
+    const out: ServiceEntry[] = [];
+    for (const e of this.o.copies.services())
+      if (e.value?.kind === "svc" && e.value.expiresAt > now) out.push(e.value);
+    return out;
   }
 
   /**

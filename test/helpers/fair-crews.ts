@@ -37,6 +37,11 @@ export interface CallRecord {
   queueWaitMs: number;
   /** The call's wall time less its queue wait (ms): its service, as the client saw it. */
   serviceMs: number;
+  /** A failed call's answer (its first 200 characters); "" for a success. */
+  error: string;
+  /** X-Kubemoot-Priority and X-Kubemoot-Queue-Position of the answer. */
+  priority: string;
+  queuePosition: number;
 }
 
 export interface FairCard {
@@ -169,6 +174,9 @@ async function oneCall(pod: SidecarProcess, c: CrewSpec, outputTokens: number): 
     status: 0,
     queueWaitMs: 0,
     serviceMs: 0,
+    error: "connection failed",
+    priority: "",
+    queuePosition: 0,
   };
   const res = await fetch(`http://${pod.proxyAddress}/api/chat`, {
     method: "POST",
@@ -182,7 +190,14 @@ async function oneCall(pod: SidecarProcess, c: CrewSpec, outputTokens: number): 
     }),
   }).catch(() => undefined);
   if (res === undefined) return gone;
-  const body = (await res.json().catch(() => ({}))) as { prompt_eval_count?: number; eval_count?: number };
+  const text = await res.text().catch(() => "");
+  const body = (() => {
+    try {
+      return JSON.parse(text) as { prompt_eval_count?: number; eval_count?: number };
+    } catch {
+      return {};
+    }
+  })();
   const wall = performance.now() - started;
   const queueWaitMs = Number(res.headers.get("x-kubemoot-queue-wait-ms") ?? 0);
   return {
@@ -192,6 +207,9 @@ async function oneCall(pod: SidecarProcess, c: CrewSpec, outputTokens: number): 
     status: res.status,
     queueWaitMs,
     serviceMs: Math.max(0, wall - queueWaitMs),
+    error: res.status === 200 ? "" : text.slice(0, 200),
+    priority: res.headers.get("x-kubemoot-priority") ?? "",
+    queuePosition: Number(res.headers.get("x-kubemoot-queue-position") ?? 0),
   };
 }
 

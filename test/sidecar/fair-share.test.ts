@@ -54,6 +54,31 @@ describe("fair share across crews", () => {
     expect(j(on.tokens), JSON.stringify([...on.tokens])).toBeGreaterThan(0.93);
   }, 120_000);
 
+  it("crews weighted 1 : 2 : 4 get about 1/7, 2/7 and 4/7 of the card; off, a third each", async () => {
+    const weights: Record<string, number> = { "crew-w1": 1, "crew-w2": 2, "crew-w4": 4 };
+    const crews = (tag: string): CrewSpec[] =>
+      Object.entries(weights).map(([name, weight]) => ({
+        name: `${name}${tag}`,
+        sidecars: 2,
+        loops: 4,
+        weight,
+      }));
+    // The largest relative error of a crew's share against its weight's share.
+    const error = (t: Map<string, number>, tag: string) => {
+      const total = [...t.values()].reduce((a, b) => a + b, 0);
+      return Math.max(
+        ...Object.entries(weights).map(
+          ([name, w]) => Math.abs((t.get(`${name}${tag}`) ?? 0) / total - w / 7) / (w / 7),
+        ),
+      );
+    };
+    // New crews for each run: the first run's service (60 s half-life) must not carry over.
+    const off = await shares(crews("-off"), false, 10_000);
+    const on = await shares(crews("-on"), true, 10_000);
+    expect(error(off.tokens, "-off"), JSON.stringify([...off.tokens])).toBeGreaterThan(0.5);
+    expect(error(on.tokens, "-on"), JSON.stringify([...on.tokens])).toBeLessThan(0.25);
+  }, 120_000);
+
   it("interactive calls under a batch flood wait about one call, not the flood", async () => {
     const crews: CrewSpec[] = [
       { name: "crew-a", sidecars: 4, loops: 8, priority: "batch" },
@@ -69,6 +94,13 @@ describe("fair share across crews", () => {
     const on = await shares(crews, true);
     expect(p95(off.records)).toBeGreaterThan(1.5);
     expect(p95(on.records)).toBeLessThanOrEqual(1.2);
+    // Each answer says the band it was admitted in and where it stood when it began to wait.
+    expect(new Set(on.records.map((r) => `${r.crew}:${r.priority}`))).toEqual(
+      new Set(["crew-a:batch", "crew-b:interactive"]),
+    );
+    expect(
+      Math.max(...on.records.filter((r) => r.crew === "crew-a").map((r) => r.queuePosition)),
+    ).toBeGreaterThan(0);
   }, 120_000);
 
   it("a sidecar killed while its calls wait leaves no waiter past its lease", async () => {

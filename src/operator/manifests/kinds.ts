@@ -7,6 +7,7 @@ import {
   type Agent,
   type AgentSchedulingStatus,
   type CrewSchedulingPolicy,
+  type FairShareSpec,
   type LabelSelector,
   type LabelSelectorRequirement,
   type LoadedModel,
@@ -20,7 +21,7 @@ import {
   type SchedulingRule,
   type TopologySpread,
 } from "../../binding/index.js";
-import { ENGINES, type Engine } from "../../core/index.js";
+import { BANDS, type Band, ENGINES, type Engine } from "../../core/index.js";
 import { type FieldReader, isObject, type Json } from "../../manifests/index.js";
 
 export const API_GROUP = "kubemoot.ai";
@@ -297,11 +298,34 @@ function readPolicy(r: FieldReader, doc: Json, meta: Meta): CrewSchedulingPolicy
       phaseKeys: phaseKeys ?? ["mulling", "triage"],
     };
   }
+  const fairShare = readFairShare(r, r.object(spec, "fairShare", "spec.fairShare"));
   if (crewRef === undefined) return undefined;
   return {
     namespace: meta.namespace ?? DEFAULT_NAMESPACE,
     name: meta.name,
-    spec: { crewRef, archetypeRef, qualityBias, rules, ...(topologySpread ? { topologySpread } : {}) },
+    spec: {
+      crewRef,
+      archetypeRef,
+      qualityBias,
+      rules,
+      ...(topologySpread ? { topologySpread } : {}),
+      ...(fairShare ? { fairShare } : {}),
+    },
+  };
+}
+
+/** `spec.fairShare` (docs/rules/fairness.md §2): a weight ≥ 1 and the crew's bands. */
+function readFairShare(r: FieldReader, fs: Json | undefined): FairShareSpec | undefined {
+  if (!fs) return undefined;
+  const weight = r.integer(fs, "weight", "spec.fairShare.weight", { min: 1 });
+  const band = (key: string) =>
+    r.string(fs, key, `spec.fairShare.${key}`, { oneOf: BANDS }) as Band | undefined;
+  const priority = band("priority");
+  const maxPriority = band("maxPriority");
+  return {
+    ...(weight !== undefined ? { weight } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(maxPriority !== undefined ? { maxPriority } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ function injectedEnv(): Record<string, string> {
       env: agentEnv(
         { mulling: phase("qwen3:14b"), triage: phase("qwen3:8b") },
         { mulling: [{ model: "qwen3:14b", score: 60 }], triage: [] },
+        { weight: 2, priority: "interactive", maxPriority: "interactive" },
       ),
     }),
     () => ["http://ollama-a.kubemoot.svc:11434"],

@@ -19,6 +19,7 @@ import {
   type Residency,
   recordLatency,
   type SelEntry,
+  type ServiceEntry,
   type Ticket,
   type UseEntry,
   WAIT_ENTRY_TTL_MS,
@@ -154,6 +155,7 @@ export class SharedStateModel {
         putQueue: async (e) => this.putDemand(`queue\u0000${e.model}\u0000${e.id}`, e),
         clearQueue: async (model, _agent, id) => this.deleteDemand(`queue\u0000${model}\u0000${id}`),
         putService: async (e, _agent, instance) => this.putDemand(`svc\u0000${e.crew}\u0000${instance}`, e),
+        services: () => this.services(),
         flush: async () => undefined,
       },
       capacity: {
@@ -358,6 +360,13 @@ export class SharedStateModel {
     };
     this.putDemand(key, e);
     return e;
+  }
+
+  private services(): ServiceEntry[] {
+    const now = this.now();
+    const out: ServiceEntry[] = [];
+    for (const e of this.demand.values()) if (e.kind === "svc" && e.expiresAt > now) out.push(e);
+    return out;
   }
 
   /** Live entries, rebuilt only when an entry changed or the clock moved. */
