@@ -41,9 +41,9 @@ const COUNTER_TTL_HALF_LIVES = 10;
 
 /** One call's place in the fair order while it waits (kept by the call loop). */
 export interface FairTurn {
-  /** Random id of the call's waiter record. */
+  /** The id of the call's waiter record: this process's instance and a sequence number. */
   id: string;
-  /** When it began to wait (epoch ms); the call's arrival until then. */
+  /** When the call arrived (epoch ms): its place among waiters of the same crew and band. */
   since: number;
   /** Since when it has been held back while slots were free (the handoff clock). */
   deferredWhileFreeSinceMs?: number | undefined;
