@@ -28,7 +28,7 @@ import type { FairShareConfig, SchedulerConfig } from "./config.js";
 import type { CallEntry } from "./ledger.js";
 import type { SchedulerStore } from "./store.js";
 import type { SchedulerTimers, TimerHandle } from "./timers.js";
-import type { PlaceInput, PlacementOut, RefusalOut, ReleaseInput } from "./types.js";
+import type { FairDeferral, PlaceInput, PlacementOut, RefusalOut, ReleaseInput } from "./types.js";
 
 /** A waiter record lives this long unless renewed (ms): a dead sidecar's waiters end with it. */
 export const WAITER_LEASE_MS = 15_000;
@@ -56,12 +56,6 @@ export interface FairRead {
   queue: readonly QueueEntry[];
   services: () => readonly ServiceEntry[];
   nowMs: number;
-}
-
-/** What the gate held a call back for: the refusal and the loop read it. */
-export interface FairDeferral {
-  ahead: number;
-  freeSlots: number;
 }
 
 export interface FairView {

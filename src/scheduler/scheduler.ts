@@ -32,6 +32,7 @@ import { realTimers } from "./timers.js";
 import type {
   AttributionOut,
   CommitInput,
+  FairDeferral,
   Phase,
   PlaceInput,
   PlacementOut,
@@ -176,7 +177,7 @@ export class Scheduler {
     let decision: Decision | undefined;
     let outcome: PlaceOutcome | undefined;
     const fairTurn = turn ?? this.fair.newTurn();
-    let deferral: { ahead: number; freeSlots: number } | undefined;
+    let deferral: FairDeferral | undefined;
     let fairRead: FairRead | undefined;
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {

@@ -65,7 +65,15 @@ export interface RefusalOut extends Refusal {
   /** Waiting calls ranked ahead of this one for its model (docs/rules/fairness.md §3), when fair share ranked it. */
   queuePosition?: number;
   /** Set when the fair-share gate held a claim back for better-ranked waiters (§3). */
-  fairDeferral?: { ahead: number; freeSlots: number };
+  fairDeferral?: FairDeferral;
+}
+
+/** What the fair-share gate held a call back for (docs/rules/fairness.md §3). */
+export interface FairDeferral {
+  /** Waiters ranked before the call. */
+  ahead: number;
+  /** Slots the model had free, owed to them. */
+  freeSlots: number;
 }
 
 export type PlaceOutcome =
