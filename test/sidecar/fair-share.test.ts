@@ -75,7 +75,9 @@ describe("fair share across crews", () => {
     // New crews for each run: the first run's service (60 s half-life) must not carry over.
     const off = await shares(crews("-off"), false, 10_000);
     const on = await shares(crews("-on"), true, 10_000);
-    expect(error(off.tokens, "-off"), JSON.stringify([...off.tokens])).toBeGreaterThan(0.5);
+    // Off, the first claim wins: about a third each (error 1.33 for the weight-1 crew), but a
+    // 10 s window of it is noisy (0.5 seen in CI); on, the weights hold within a few calls.
+    expect(error(off.tokens, "-off"), JSON.stringify([...off.tokens])).toBeGreaterThan(0.3);
     expect(error(on.tokens, "-on"), JSON.stringify([...on.tokens])).toBeLessThan(0.25);
   }, 120_000);
 
