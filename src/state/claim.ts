@@ -17,15 +17,10 @@ import { FreshCopies, notFreshTogether } from "./claim-fresh.js";
 import { type Guard, guardValue, pickGuard, readGuard, unseenPending } from "./claim-guard.js";
 import type { ClaimEngineOptions, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 import { type WarmContext, writeWarmTicket } from "./claim-warm.js";
-import { encodeJson } from "./kv.js";
+import { TicketWrites } from "./claim-write.js";
 import { OwnTickets } from "./own-tickets.js";
-import { ticketJson } from "./ticket-codec.js";
 import { assertProviderName } from "./ticket-keys.js";
 import { providerResidencies, providerTickets } from "./tickets-view.js";
-
-/** Retries of a won ticket's write after it failed, the first after this long (ms), doubling. */
-const WRITE_RETRIES = 6;
-const WRITE_RETRY_MS = 100;
 
 interface Pending {
   ticket: Ticket;
@@ -57,8 +52,8 @@ export class ClaimEngine {
    * decides on state younger than the bound.
    */
   private readonly fresh: FreshCopies;
-  /** Ids of tickets known to be written (recent ones, bounded). */
-  private readonly written = new Set<string>();
+  /** Writes won tickets and remembers which are known written. */
+  private readonly writes: TicketWrites;
   /** This process's own grants and releases the watched copy has not shown yet. */
   readonly mine: OwnTickets;
   private readonly warmContext: WarmContext;
@@ -70,6 +65,7 @@ export class ClaimEngine {
     this.refreshWaitMs = o.refreshWaitMs ?? 100;
     this.fresh = new FreshCopies(o, (o.freshnessMs * 3) / 4);
     this.mine = new OwnTickets(o.copies, o.keys);
+    this.writes = new TicketWrites(o);
     this.warmContext = { o, mine: this.mine, refreshWaitMs: this.refreshWaitMs, fresh: this.fresh };
   }
 
@@ -156,7 +152,7 @@ export class ClaimEngine {
         for (const p of batch) {
           if (p.settled) continue;
           p.reject(err);
-          if (p.uncertain) this.tombstone(p.ticket);
+          if (p.uncertain) this.writes.abandon(p.ticket);
         }
         batch = [];
         authoritative = null;
@@ -197,7 +193,7 @@ export class ClaimEngine {
           provider,
           g,
           this.o.now() - this.o.leaseGraceMs,
-        ).filter((t) => !this.written.has(t.ticketId));
+        ).filter((t) => !this.writes.has(t.ticketId));
         if (others.length > 0) {
           const keys = others.map((t) => this.o.keys.ticket(t));
           await mirror.waitFor(() => keys.every((k) => mirror.knows(k)), this.helpWaitMs);
@@ -381,7 +377,7 @@ export class ClaimEngine {
     await Promise.all(
       withdrawn.map(async (p) => {
         // Withdrawn before we wrote it: the tombstone keeps it from ever being written.
-        this.written.add(p.ticket.ticketId);
+        this.writes.mark(p.ticket.ticketId);
         await this.o.tickets.delete(this.o.keys.ticket(p.ticket));
         p.ticket.ticketId = randomUUID();
         p.conflicts++;
@@ -390,20 +386,21 @@ export class ClaimEngine {
     return withdrawn;
   }
 
-  /** Writes the winners' tickets and resolves them as granted. */
+  /**
+   * Writes the winners' tickets and resolves them as granted; one that could not be written is
+   * answered with the error (claim-write.ts).
+   */
   private async finish(won: Pending[], stats: (p: Pending) => ClaimStats): Promise<void> {
-    await this.writeInOrder(
-      won.map((p) => p.ticket),
-      (t) =>
-        this.writeTicket(t).catch((err: unknown) => {
-          // The decision is committed in the guard, which later decisions carry until a copy
-          // sees the ticket (or its lease ends): the holder owns the room either way. Nobody
-          // else writes it (docs/rules/state.md §6, step 3), so keep trying in the background.
-          this.o.logger.warn({ err, ticketId: t.ticketId }, "state: could not write a won ticket");
-          void this.writeLater(t);
-        }),
-    );
+    const { failed, error } = await this.writes.writeDecided(won.map((p) => p.ticket));
     for (const p of won) {
+      if (failed.has(p.ticket)) {
+        this.o.logger.warn(
+          { err: error, ticketId: p.ticket.ticketId },
+          "state: could not write a won ticket",
+        );
+        p.reject(error);
+        continue;
+      }
       this.mine.grant(this.o.keys.ticket(p.ticket), p.ticket);
       p.resolve({
         ok: true,
@@ -413,53 +410,6 @@ export class ClaimEngine {
         stats: stats(p),
       });
     }
-  }
-
-  /**
-   * Writes the tickets of one decision. When one of them plans evictions, a later one may rely
-   * on its credit, so they go in decision order (every written subset is then a prefix, which
-   * fits); otherwise any subset fits and they go together.
-   */
-  private async writeInOrder(tickets: Ticket[], write = (t: Ticket) => this.writeTicket(t)): Promise<void> {
-    if (tickets.some((t) => Object.keys(t.evicts).length > 0)) {
-      for (const t of tickets) await write(t);
-    } else {
-      await Promise.all(tickets.map(write));
-    }
-  }
-
-  /** Writes a decided ticket unless it was ever written (or released) before. */
-  private async writeTicket(t: Ticket): Promise<void> {
-    try {
-      await this.o.tickets.update(this.o.keys.ticket(t), encodeJson(ticketJson(t)), 0);
-    } catch (err) {
-      if (!KubemootError.is(err, ErrorCode.StateConflict)) throw err;
-    }
-    // Known written: no decision needs to wait for it.
-    this.written.add(t.ticketId);
-    if (this.written.size > 4096) this.written.delete(this.written.values().next().value as string);
-  }
-
-  /**
-   * Writes a won ticket whose first write failed (NATS away for a moment): a few times, with
-   * backoff, while the outcome is unknown. A write at revision 0 never brings back a ticket
-   * released meanwhile (its tombstone makes it fail).
-   */
-  private async writeLater(t: Ticket): Promise<void> {
-    for (let attempt = 0; attempt < WRITE_RETRIES; attempt++) {
-      await new Promise((r) => setTimeout(r, WRITE_RETRY_MS * 2 ** attempt).unref());
-      try {
-        await this.writeTicket(t);
-        return;
-      } catch (err) {
-        if (!KubemootError.is(err, ErrorCode.StateUnavailable)) return;
-      }
-    }
-  }
-
-  /** Best effort: a tombstone keeps an abandoned pending ticket from ever being written. */
-  private tombstone(t: Ticket): void {
-    this.o.tickets.delete(this.o.keys.ticket(t)).catch(() => undefined);
   }
 
   /** Jitter before a retry; claims that lost more often wait less, so old claims go first. */
