@@ -5,17 +5,20 @@
 // scheduler, its providers and the proxy start once it is open, and readiness follows the
 // state's connection from then on. Shutdown: readiness NOT_SERVING, in-flight work finishes
 // (bounded), every held and active ticket is released, NATS is closed.
+import { hostname } from "node:os";
+import { create, toJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
-import { SchedulerService } from "../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
+import { AttributionSchema, SchedulerService } from "../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
 import { ProviderPublisher, type PublishedProvider, publishNeededFrom } from "../src/publisher/index.js";
 import type { SchedulerConfig } from "../src/scheduler/index.js";
-import { Scheduler } from "../src/scheduler/index.js";
+import { composeHooks, Scheduler } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
 import { agentHolderId, type KvStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
+import { decisionHooks } from "../src/web/index.js";
 import {
   type ApiServer,
   identityInterceptor,
@@ -28,7 +31,7 @@ import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
 import { type OpenedState, OpeningConnection, openStateWithRetry } from "./open-state.js";
-import { schedulerService } from "./scheduler/service.js";
+import { attributionMessage, schedulerService } from "./scheduler/service.js";
 
 export interface SidecarOptions {
   /** API address HOST:PORT (port 0 = any free port). */
@@ -141,14 +144,34 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   }
   const state = opened.state;
   const ops = ollamaOps(guard.allowlist);
-  const scheduler = new Scheduler({
+  const holderId = o.config.agent
+    ? agentHolderId(o.config.agent, process.pid)
+    : `${hostname()}/${process.pid}`;
+  const scheduler: Scheduler = new Scheduler({
     state,
     config: o.config,
     ops,
-    hooks: {
-      ...metrics.hooks,
-      log: (level, msg, fields) => log[level](fields ?? {}, msg),
-    },
+    hooks: composeHooks(
+      metrics.hooks,
+      // The web view's feed (docs/web-view.md "Decision records").
+      decisionHooks({
+        bus: state.kv.messages,
+        instance: holderId,
+        policy: o.config.policy,
+        ratePerS: o.config.decisionRecordsPerS ?? SETTINGS.decisionRecordsPerS.default,
+        crewOf: (agent) => scheduler.fair.crewOf({ agent }),
+        defaultAgent: o.config.agent,
+        attributionJson: (a) => {
+          // The endpoint stays out: the view shows providers by name (docs/web-view.md "Security").
+          const { endpoint: _e, ...json } = toJson(
+            AttributionSchema,
+            create(AttributionSchema, attributionMessage(a)),
+          ) as Record<string, unknown>;
+          return json;
+        },
+      }),
+      { log: (level, msg, fields) => log[level](fields ?? {}, msg) },
+    ),
   });
   metrics.trackActiveTickets(() => scheduler.activeTickets);
   metrics.trackConversations(() => scheduler.conversationCount);

@@ -12,6 +12,7 @@ import {
   openStateStore,
   type StateStore,
 } from "../src/state/index.js";
+import { startWebView, type WebView } from "../src/web/index.js";
 import { type RunningSidecar, startSidecar } from "./main.js";
 import type { ProxySettings } from "./proxy/index.js";
 import { proxyExtra } from "./with-proxy.js";
@@ -30,8 +31,10 @@ export interface StandaloneOptions {
   proxy?: Partial<ProxySettings>;
   /** Health-only port HOST:PORT; empty or absent = none. */
   healthListen?: string;
-  /** Connection limits of the API, health and proxy ports. */
+  /** Connection limits of the API, health, proxy and web ports. */
   limits?: Partial<ListenerLimits>;
+  /** The read-only web view (docs/web-view.md); absent or an empty address = none. */
+  web?: { listen: string; token?: string; labels?: Readonly<Record<string, string>> };
 }
 
 export interface RunningStandalone {
@@ -40,6 +43,8 @@ export interface RunningStandalone {
   /** The operator's view of shared state (the same store the sidecar decides on). */
   readonly state: StateStore;
   readonly proxyAddress: string;
+  /** The web view's URL; empty without one. */
+  readonly webUrl: string;
   close(): Promise<void>;
 }
 
@@ -48,6 +53,7 @@ export async function startStandalone(o: StandaloneOptions): Promise<RunningStan
   const state = await openStateStore(kv, { logger: o.logger });
   let operator: RunningOperator | undefined;
   let sidecar: RunningSidecar | undefined;
+  let web: WebView | undefined;
   let proxyAddress = "";
   try {
     operator = await startOperator({
@@ -78,7 +84,18 @@ export async function startStandalone(o: StandaloneOptions): Promise<RunningStan
           }
         : {}),
     });
+    if (o.web?.listen) {
+      web = await startWebView({
+        listen: o.web.listen,
+        state,
+        logger: o.logger,
+        ...(o.web.token !== undefined ? { token: o.web.token } : {}),
+        ...(o.limits ? { limits: o.limits } : {}),
+        hub: { labelOf: (p) => o.web?.labels?.[p] ?? operator?.gpuLabel(p) },
+      });
+    }
   } catch (err) {
+    await web?.close();
     await sidecar?.close();
     await operator?.stop();
     await state.close();
@@ -87,14 +104,17 @@ export async function startStandalone(o: StandaloneOptions): Promise<RunningStan
   }
   const op = operator;
   const sc = sidecar;
+  const view = web;
   let closing: Promise<void> | undefined;
   return {
     sidecar: sc,
     operator: op,
     state,
     proxyAddress,
+    webUrl: view?.url ?? "",
     close() {
       closing ??= (async () => {
+        await view?.close();
         await sc.close();
         await op.stop();
         await state.close();

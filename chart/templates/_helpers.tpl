@@ -57,6 +57,11 @@ app.kubernetes.io/part-of: kubemoot
 {{- printf "%s-webhook" (include "kubemoot.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The web view's Service (operator.web), for `kubectl port-forward svc/<it>`. */}}
+{{- define "kubemoot.webName" -}}
+{{- printf "%s-web" (include "kubemoot.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{- define "kubemoot.webhookTlsSecret" -}}
 {{- printf "%s-webhook-tls" (include "kubemoot.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}

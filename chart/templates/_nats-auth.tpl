@@ -14,6 +14,10 @@ What a sidecar user may write depends on the key layout (nats.keyLayout, docs/ru
   residency overlays r.<provider>.<model>, suspect marks s.<provider>.suspect);
 - kubemoot: Kubemoot's own keys (<provider>__<id>, ...) do not tell namespaces apart: both
   buckets, whole.
+Decision records for the web view (plain core NATS, no JetStream): a sidecar publishes its
+agent's on kubemoot.decisions.<ns>; a sidecar user may publish only its namespaces' subjects
+(scoped) or any one-token subject there (kubemoot, like its writes). The operator, whose web view
+shows them, subscribes to kubemoot.decisions.> and publishes none; sidecars follow none.
 Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), "namespaces"
 (the sidecar user's; DNS labels, so each is one subject token).
 */}}
@@ -22,10 +26,12 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- $tickets := "$KV.kubemoot_provider_tickets" }}
 {{- $demand := "$KV.kubemoot_model_demand" }}
 {{- $writes := list }}
+{{- $records := list }}
 {{- if eq .role "operator" }}
 {{- $writes = list "$KV.kubemoot_provider_state.>" }}
 {{- else if eq .layout "kubemoot" }}
 {{- $writes = list (printf "%s.>" $tickets) (printf "%s.>" $demand) }}
+{{- $records = list "kubemoot.decisions.*" }}
 {{- else if eq .layout "scoped" }}
 {{- range .namespaces }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" .) }}
@@ -33,6 +39,7 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- end }}
 {{- $writes = append $writes (printf "%s.t.*.%s.>" $tickets .) }}
 {{- $writes = append $writes (printf "%s.c.*.%s.*" $tickets .) }}
+{{- $records = append $records (printf "kubemoot.decisions.%s" .) }}
 {{- end }}
 {{- $writes = concat $writes (list (printf "%s.g.*.claim" $tickets) (printf "%s.r.*.*" $tickets) (printf "%s.s.*.suspect" $tickets)) }}
 {{- range .namespaces }}
@@ -56,12 +63,15 @@ publish:
     - "$JS.API.STREAM.CREATE.KV_{{ . }}"
     {{- end }}
     {{- end }}
-    {{- range $writes }}
+    {{- range (concat $writes $records) }}
     - {{ . | quote }}
     {{- end }}
 subscribe:
   allow:
     - "_INBOX.>"
+    {{- if eq .role "operator" }}
+    - "kubemoot.decisions.>"
+    {{- end }}
 {{- end }}
 
 {{/* The users of the NATS server's `authorization` block, as a list. */}}

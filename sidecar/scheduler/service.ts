@@ -15,6 +15,7 @@ import {
   quoteInput,
 } from "../../src/errors/index.js";
 import {
+  type AttributionSchema,
   CallOutcome,
   type PlacementSchema,
   Refusal_Reason,
@@ -22,6 +23,7 @@ import {
   type SchedulerService,
 } from "../../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import type {
+  AttributionOut,
   CallOutcome as CallOutcomeKind,
   Phase,
   PlaceInput,
@@ -234,6 +236,35 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
   };
 }
 
+/** Attribute's answer for one call (also what the web view's decision records carry). */
+export function attributionMessage(a: AttributionOut): MessageInitShape<typeof AttributionSchema> {
+  return {
+    ticketId: a.ticketId,
+    provider: a.provider,
+    endpoint: a.endpoint,
+    model: a.model,
+    evicted: a.evicted,
+    coldLoad: a.coldLoad,
+    queueWaitMs: BigInt(Math.round(a.queueWaitMs)),
+    placedAt: timestampFromMs(a.placedAtMs),
+    ...(a.releasedAtMs > 0 ? { releasedAt: timestampFromMs(a.releasedAtMs) } : {}),
+    latencyMs: BigInt(Math.round(a.latencyMs)),
+    estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
+    promptTokens: BigInt(a.promptTokens),
+    cachedPromptTokens: BigInt(a.cachedPromptTokens),
+    expectedCachedPromptTokens: BigInt(Math.round(a.expectedCachedPromptTokens)),
+    prefillSavedMs: BigInt(Math.round(a.prefillSavedMs)),
+    priority: a.priority,
+    queuePosition: BigInt(a.queuePosition),
+    truncated: a.truncated,
+    success: a.success,
+    outcome: OUTCOMES[a.outcome],
+    error: a.error,
+    fromPlan: a.fromPlan,
+    engine: a.engine,
+  };
+}
+
 export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof SchedulerService> {
   return {
     async place(req) {
@@ -322,31 +353,7 @@ export function schedulerService(scheduler: Scheduler): ServiceImpl<typeof Sched
           { field: "ticket_id" },
         );
       }
-      return {
-        ticketId: a.ticketId,
-        provider: a.provider,
-        endpoint: a.endpoint,
-        model: a.model,
-        evicted: a.evicted,
-        coldLoad: a.coldLoad,
-        queueWaitMs: BigInt(Math.round(a.queueWaitMs)),
-        placedAt: timestampFromMs(a.placedAtMs),
-        ...(a.releasedAtMs > 0 ? { releasedAt: timestampFromMs(a.releasedAtMs) } : {}),
-        latencyMs: BigInt(Math.round(a.latencyMs)),
-        estimatedPromptTokens: BigInt(a.estimatedPromptTokens),
-        promptTokens: BigInt(a.promptTokens),
-        cachedPromptTokens: BigInt(a.cachedPromptTokens),
-        expectedCachedPromptTokens: BigInt(Math.round(a.expectedCachedPromptTokens)),
-        prefillSavedMs: BigInt(Math.round(a.prefillSavedMs)),
-        priority: a.priority,
-        queuePosition: BigInt(a.queuePosition),
-        truncated: a.truncated,
-        success: a.success,
-        outcome: OUTCOMES[a.outcome],
-        error: a.error,
-        fromPlan: a.fromPlan,
-        engine: a.engine,
-      };
+      return attributionMessage(a);
     },
   };
 }

@@ -8,6 +8,15 @@ import type { PublishedProvider } from "../publisher/index.js";
 import type { SchedulerConfig } from "../scheduler/index.js";
 import type { StateStoreOptions } from "../state/index.js";
 
+/** The read-only web view (docs/web-view.md), as --web-listen and --web-token-file give it. */
+export interface WebLaunch {
+  /** HOST:PORT; empty = no web view. */
+  listen: string;
+  token?: string;
+  /** Provider → GPU name to show (the demo's cards); else the ModelProviders' `gpu` labels. */
+  labels?: Readonly<Record<string, string>>;
+}
+
 /** The proxy's settings the CLI takes (flags and variables). */
 export interface ProxyLaunch {
   maxBodyBytes?: number;
@@ -61,6 +70,8 @@ export interface StandaloneLaunch {
   config: SchedulerConfig;
   logger: Logger;
   probeIntervalMs?: number;
+  /** The read-only web view (docs/web-view.md); absent or an empty address = none. */
+  web?: WebLaunch;
 }
 
 export interface LaunchedStandalone {
@@ -68,6 +79,8 @@ export interface LaunchedStandalone {
   readonly operator: RunningOperator;
   readonly state: { readonly kind: string };
   readonly proxyAddress: string;
+  /** The web view's URL (http://host:port/); empty without one. */
+  readonly webUrl: string;
   close(): Promise<void>;
 }
 

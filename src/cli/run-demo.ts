@@ -30,7 +30,7 @@ import { ErrorCode, KubemootError } from "../errors/index.js";
 import { loadManifests } from "../operator/index.js";
 import { schedulerConfigFromEnv } from "../scheduler/index.js";
 import { SETTINGS } from "../settings/index.js";
-import type { LaunchedStandalone, SidecarHost } from "./host.js";
+import type { LaunchedStandalone, SidecarHost, WebLaunch } from "./host.js";
 
 export interface DemoOptions {
   /** Seconds; 0 = until stopped. */
@@ -44,6 +44,8 @@ export interface DemoOptions {
   /** Resolves when the user asks to stop (Ctrl-C). */
   stopSignal: Promise<void>;
   logLevel?: string;
+  /** The read-only web view (docs/web-view.md); absent or an empty address = none. */
+  web?: WebLaunch;
 }
 
 export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number> {
@@ -66,14 +68,24 @@ export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number
       config: { ...schedulerConfigFromEnv({}), waitLimitS: 60 },
       logger,
       probeIntervalMs: Math.max(250, 5000 / o.speed),
+      ...(o.web
+        ? {
+            web: {
+              ...o.web,
+              labels: Object.fromEntries(fleet.cards.map((c) => [c.card.provider, c.card.label])),
+            },
+          }
+        : {}),
     });
+    const webUrl = standalone.webUrl;
     const agents = await demoAgents(manifests, standalone);
     const recent: CallResult[] = [];
     const totals = emptyTotals();
     const started = Date.now();
     o.out.write(
       `kubemoot-scheduler demo: API on ${standalone.sidecar.api.address}, proxy on ${standalone.proxyAddress}; ` +
-        `${agents.length} agents, GPUs ${fleet.cards.map((c) => `${c.card.provider} (${c.card.label}, ${c.card.engine})`).join(" and ")}\n`,
+        `${agents.length} agents, GPUs ${fleet.cards.map((c) => `${c.card.provider} (${c.card.label}, ${c.card.engine})`).join(" and ")}\n` +
+        (webUrl ? `kubemoot-scheduler demo: web view on ${webUrl}\n` : ""),
     );
     traffic = new CrewTraffic({
       proxyUrl: `http://${standalone.proxyAddress}`,
@@ -109,6 +121,7 @@ export async function runDemo(host: SidecarHost, o: DemoOptions): Promise<number
       }),
       recent,
       totals,
+      webUrl,
     });
     let ticks = 0;
     sample();

@@ -63,7 +63,7 @@ export { heldPlanUsable, selectionPromptTokens } from "./held-plan.js";
 export { kvToken, kvUntoken } from "./keys.js";
 export { recordLatency } from "./latency-ema.js";
 export type { Phase, PlanRequest } from "./planner.js";
-export { plan } from "./planner.js";
+export { explainPlan, plan } from "./planner.js";
 export { DEFAULT_POLICY, isPolicyName, POLICY_NAMES } from "./policies/index.js";
 export { type CachedPrefix, cachedTokensAt, prefillRate } from "./prompt-cache.js";
 export type { ChatMessage, ChatToolSpec } from "./prompt-size.js";
@@ -91,4 +91,12 @@ export type {
 } from "./snapshot.js";
 export { indexSnapshot } from "./snapshot.js";
 export type { BudgetView } from "./vram.js";
-export { budgetView, claimFits, overlayCurrent, residentModels, ticketLive, usableMiB } from "./vram.js";
+export {
+  budgetView,
+  claimFits,
+  overlayCurrent,
+  reserveMiB,
+  residentModels,
+  ticketLive,
+  usableMiB,
+} from "./vram.js";

@@ -7,7 +7,7 @@ import { bandRank } from "./bands.js";
 import { type Candidate, inTolerance, normalizeCandidates } from "./candidates.js";
 import type { Decision } from "./decision.js";
 import type { ModelDemand } from "./demand.js";
-import { policyNamed } from "./policies/index.js";
+import { type PlanOption, type PolicyRequest, policyNamed } from "./policies/index.js";
 import type { CachedPrefix } from "./prompt-cache.js";
 import { classifyRefusal, noCandidateMessage } from "./refusal.js";
 import type { Band } from "./shapes.js";
@@ -100,15 +100,39 @@ export function plan(ix: SnapshotIndex, req: PlanRequest): Decision {
   const prompt = cleanPrompt(req.promptTokens);
   const mayQueue = !triage && req.cannotWait !== true;
   const policy = policyNamed(ix.options.policy);
-  const decided = policy.plan(shieldedFor(ix, req.band), {
+  const decided = policy.plan(shieldedFor(ix, req.band), policyRequest(req, acceptable, prompt, mayQueue));
+  return decided ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
+}
+
+function policyRequest(
+  req: PlanRequest,
+  acceptable: readonly Candidate[],
+  prompt: number,
+  mayQueue: boolean,
+): PolicyRequest {
+  return {
     acceptable,
     prompt,
     mayQueue,
     bias: req.costBias,
     cached: req.cachedPrefixes ?? [],
     conversation: req.conversationKey,
-  });
-  return decided ?? noClaim(ix, req, acceptable, prompt, !mayQueue);
+  };
+}
+
+/**
+ * The best options the policy weighs for this call, best first (at most `limit`): what a decision
+ * record shows beside the decision. Empty for a policy that does not explain itself. Pure.
+ */
+export function explainPlan(ix: SnapshotIndex, req: PlanRequest, limit = 3): PlanOption[] {
+  const { candidates } = normalizeCandidates(req.candidates ?? []);
+  const triage = req.phase === "triage";
+  const acceptable = triage ? candidates.slice(0, 1) : inTolerance(candidates, req.tolerance);
+  const policy = policyNamed(ix.options.policy);
+  if (acceptable.length === 0 || policy.explain === undefined) return [];
+  const mayQueue = !triage && req.cannotWait !== true;
+  const request = policyRequest(req, acceptable, cleanPrompt(req.promptTokens), mayQueue);
+  return policy.explain(shieldedFor(ix, req.band), request, limit);
 }
 
 /**

@@ -5,6 +5,7 @@
 export {
   DEMO_FLEET_NAMES,
   DEMO_FLEETS,
+  type DemoFleet,
   type DemoFleetName,
   startDemoFleet,
   writeDemoManifests,

@@ -102,6 +102,8 @@ export interface Screen {
   cards: CardView[];
   recent: CallResult[];
   totals: Totals;
+  /** The web view's URL; empty without one. */
+  webUrl?: string;
 }
 
 export function renderScreen(s: Screen, marks: Map<string, string>): string {
@@ -115,6 +117,7 @@ export function renderScreen(s: Screen, marks: Map<string, string>): string {
   out.push(
     `Kubemoot Scheduler demo — ${mm}:${ss} elapsed, GPUs at ×${s.speed} speed, seed ${s.seed} (Ctrl-C stops)`,
   );
+  if (s.webUrl) out.push(`web view: ${s.webUrl}`);
   out.push("");
   for (const c of s.cards) {
     const st = c.state;

@@ -17,6 +17,8 @@ export const ErrorCode = {
   StateExists: "KUBEMOOT_STATE_EXISTS",
   /** The thing named (ticket, model, provider, route) does not exist. */
   NotFound: "KUBEMOOT_NOT_FOUND",
+  /** A request lacks the credentials its port asks for (the web view's bearer token). */
+  Unauthenticated: "KUBEMOOT_UNAUTHENTICATED",
   /** The caller may not act for what it named (another agent than the sidecar's own). */
   PermissionDenied: "KUBEMOOT_PERMISSION_DENIED",
   /** An inference provider failed or could not be reached. */

@@ -18,12 +18,18 @@ export type RpcCode =
   | "DeadlineExceeded"
   | "NotFound"
   | "PermissionDenied"
+  | "Unauthenticated"
+  | "Unimplemented"
   | "ResourceExhausted"
   | "Internal"
   | "Unavailable";
 
 /** OpenAI's error classes, which its SDKs raise as typed errors. */
-export type OpenAiErrorType = "invalid_request_error" | "permission_error" | "server_error";
+export type OpenAiErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "server_error";
 
 export interface WireRow {
   /** The code over gRPC, Connect and gRPC-Web. */
@@ -70,6 +76,20 @@ export const WIRE = {
     "model-not-found": { rpc: "NotFound", http: 404, openai: { type: INVALID, code: "model_not_found" } },
     /** The placed provider's engine does not serve the route (its router's own 404 or 405). */
     "route-not-served": { rpc: "NotFound", http: 404, openai: { type: INVALID, code: "route_not_served" } },
+    /** A route that exists, asked with a method it does not take (the web view is read-only). */
+    "method-not-allowed": {
+      rpc: "Unimplemented",
+      http: 405,
+      httpBecause: "the route exists but not for this method: HTTP's Method Not Allowed",
+      openai: { type: INVALID, code: "method_not_allowed" },
+    },
+  },
+  [ErrorCode.Unauthenticated]: {
+    unauthenticated: {
+      rpc: "Unauthenticated",
+      http: 401,
+      openai: { type: "authentication_error", code: "unauthenticated" },
+    },
   },
   [ErrorCode.PermissionDenied]: {
     forbidden: {

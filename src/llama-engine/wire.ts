@@ -14,6 +14,7 @@ const LLAMA_TYPE: Readonly<Record<ErrorCode, { status: number; type: string }>> 
   [ErrorCode.StateConflict]: { status: 500, type: "server_error" },
   [ErrorCode.StateExists]: { status: 500, type: "server_error" },
   [ErrorCode.NotFound]: { status: 404, type: "not_found_error" },
+  [ErrorCode.Unauthenticated]: { status: 401, type: "authentication_error" },
   [ErrorCode.PermissionDenied]: { status: 403, type: "permission_error" },
   [ErrorCode.ProviderFailure]: { status: 500, type: "server_error" },
   [ErrorCode.SourceUnavailable]: { status: 500, type: "server_error" },

@@ -90,6 +90,8 @@ export interface RunningOperator {
   readonly webhook: InjectionWebhook | undefined;
   /** The /healthz and /readyz server, when served. */
   readonly health: HealthServer | undefined;
+  /** A ModelProvider's `gpu` label (what the web view calls its card), when it has one. */
+  gpuLabel(provider: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -167,6 +169,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     : undefined;
   const source = extras ?? binding.source;
   let reconciler: Reconciler | undefined;
+  let gpuLabels = new Map<string, string>();
   reconciler = await startReconciler({
     source,
     sink: binding.sink,
@@ -174,6 +177,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
     engineMismatches: () => publisher.engineMismatches(),
     onProviders: (list) => {
+      gpuLabels = new Map(list.flatMap((p) => (p.labels.gpu ? [[p.name, p.labels.gpu] as const] : [])));
       void publisher.setProviders(
         list.filter((p) => p.type === "ollama" || p.type === "").map(publishedProvider),
       );
@@ -221,6 +225,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     topology,
     webhook,
     health,
+    gpuLabel: (provider) => gpuLabels.get(provider),
     async stop() {
       ready = false;
       await webhook?.close();

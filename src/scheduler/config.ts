@@ -71,6 +71,8 @@ export interface SchedulerConfig {
   providerEndpoints?: EndpointAllowlist;
   /** KUBEMOOT_FAIR_SHARE, KUBEMOOT_PRIORITY, KUBEMOOT_CREW_WEIGHT and their kin. */
   fair: FairShareConfig;
+  /** KUBEMOOT_DECISION_RECORDS_PER_SECOND: decision records for the web view; 0 = none, absent = its default. */
+  decisionRecordsPerS?: number;
 }
 
 /** Re-plans after a lost claim before Place answers gpu-busy: racing sidecars settle in a few. */
@@ -134,6 +136,7 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
     heldPlanTtlMs: HELD_PLAN_TTL_MS,
     claimReplans: CLAIM_REPLANS,
     policy: read(SETTINGS.policy),
+    decisionRecordsPerS: read(SETTINGS.decisionRecordsPerS),
     fair: {
       enabled: read(SETTINGS.fairShare),
       band: read(SETTINGS.priority),

@@ -10,11 +10,13 @@ export {
   type PromptMarks,
 } from "./conversations.js";
 export type { FairView } from "./fair-share.js";
+export { composeHooks } from "./hooks.js";
 export type { PromptEstimate } from "./ledger.js";
 export { Scheduler } from "./scheduler.js";
 export type { SchedulerStore } from "./store.js";
 export type { SchedulerTimers } from "./timers.js";
 export type {
+  AttributionOut,
   CallOutcome,
   DecisionEvent,
   Phase,

@@ -11,6 +11,7 @@ import {
   type Decision,
   estimateTokens,
   heldPlanUsable,
+  type PlanRequest,
   plan,
   type SnapshotIndex,
   selectionPromptTokens,
@@ -194,7 +195,7 @@ export class Scheduler {
         }
       }
       t0 = performance.now();
-      decision = plan(ix, {
+      const request: PlanRequest = {
         candidates,
         tolerance,
         promptTokens: tokens,
@@ -203,9 +204,10 @@ export class Scheduler {
         cachedPrefixes,
         ...(ownKey !== undefined ? { conversationKey: ownKey } : {}),
         ...(this.fair.enabled ? { band: this.fair.bandOf(input) } : {}),
-      });
+      };
+      decision = plan(ix, request);
       decideMs += performance.now() - t0;
-      this.hooks.onDecision?.({ input, snapshot, index: ix, decision, decideMs });
+      this.hooks.onDecision?.({ input, snapshot, index: ix, request, decision, decideMs });
       fairRead = { queue: read.queue, services: read.services, nowMs: ix.nowMs };
       if (decision.kind !== "claim") break;
       // Calls that cannot wait are never held back: they would be refused instead (fairness.md §5).
@@ -242,7 +244,7 @@ export class Scheduler {
         entry.expectedCachedPromptTokens = p.expectedCachedTokens;
       }
     }
-    this.hooks.onPlace?.(outcome, decision, performance.now() - started);
+    this.hooks.onPlace?.(outcome, decision, performance.now() - started, input, queueWaitMs);
     return outcome;
   }
 

@@ -8,6 +8,7 @@ import type {
   Phase,
   PlacementSnapshot,
   PlannerOptions,
+  PlanRequest,
   Refusal,
   RefusalReason,
   SnapshotIndex,
@@ -173,13 +174,22 @@ export interface DecisionEvent {
   /** What the decision read, as the core took it. */
   snapshot: PlacementSnapshot;
   index: SnapshotIndex;
+  /** The question as the planner was asked it (explainPlan takes the same). */
+  request: PlanRequest;
   decision: Decision;
   decideMs: number;
 }
 
 /** Observability hooks (metrics, logs); every one optional. */
 export interface SchedulerHooks {
-  onPlace?(outcome: PlaceOutcome, decision: Decision | undefined, elapsedMs: number): void;
+  /** One placement attempt's outcome; a waiting call makes one per attempt (`queueWaitMs` so far). */
+  onPlace?(
+    outcome: PlaceOutcome,
+    decision: Decision | undefined,
+    elapsedMs: number,
+    input: PlaceInput,
+    queueWaitMs: number,
+  ): void;
   /**
    * Every decision, with the index it was made on: `decideMs` is indexing and planning alone
    * (no reads, no waiting). For observers that explain decisions (the simulation's records).

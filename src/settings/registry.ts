@@ -7,6 +7,7 @@ import { SCHEDULING_SETTINGS } from "./scheduling.js";
 import { SERVING_SETTINGS } from "./serving.js";
 import type { CommandName, Setting } from "./setting.js";
 import { STATE_SETTINGS } from "./state.js";
+import { WEB_SETTINGS } from "./web.js";
 
 /** The registry's sections, in the order docs/settings.md lists them. */
 export const SETTING_SECTIONS = [
@@ -16,6 +17,7 @@ export const SETTING_SECTIONS = [
   { title: "Ports, limits and logs", settings: SERVING_SETTINGS },
   { title: "Shared state", settings: STATE_SETTINGS },
   { title: "Operator and binder", settings: OPERATOR_SETTINGS },
+  { title: "Web view and decision records", settings: WEB_SETTINGS },
 ] as const;
 
 export const SETTINGS = {
@@ -25,6 +27,7 @@ export const SETTINGS = {
   ...SERVING_SETTINGS,
   ...STATE_SETTINGS,
   ...OPERATOR_SETTINGS,
+  ...WEB_SETTINGS,
 } as const;
 
 export const ALL_SETTINGS: readonly Setting[] = Object.values(SETTINGS);
@@ -34,6 +37,7 @@ export const SCHEDULER_SETTINGS: readonly Setting[] = [
   ...Object.values(SCHEDULING_SETTINGS),
   ...Object.values(FAIR_SHARE_SETTINGS),
   ...Object.values(BINDING_SETTINGS),
+  SETTINGS.decisionRecordsPerS,
 ];
 
 /** The NATS connection beyond its URL (credentials, TLS files, bucket replicas). */

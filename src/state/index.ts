@@ -17,6 +17,7 @@ export type {
   KvOperation,
   KvStore,
   KvWatch,
+  MessageBus,
   WatchOptions,
 } from "./kv.js";
 export { type MemoryKvOptions, MemoryKvStore } from "./memory-kv.js";

@@ -88,10 +88,28 @@ export interface KvConnection {
   onStatus(listener: (connected: boolean) => void): () => void;
 }
 
+/**
+ * Plain publish/subscribe beside the buckets: sidecars publish their decision records on it and
+ * the web view follows them (docs/web-view.md). At most once and without history, as core NATS
+ * is: a message published while nobody listens, or while the connection is down, is gone. Two
+ * implementations, like the KV: in process (message-bus.ts) and NATS (nats-message-bus.ts).
+ */
+export interface MessageBus {
+  /** Publishes `data` on `subject` (NATS subject syntax); never throws, drops while disconnected. */
+  publish(subject: string, data: Uint8Array): void;
+  /**
+   * Calls `onMessage` for every message on a subject `filter` matches (`*` one token, `>` the
+   * rest), asynchronously; returns the unsubscribe function.
+   */
+  subscribe(filter: string, onMessage: (subject: string, data: Uint8Array) => void): () => void;
+}
+
 /** A connection that opens buckets (creating them with `settings` when they do not exist). */
 export interface KvStore {
   readonly kind: "memory" | "nats";
   readonly connection: KvConnection;
+  /** Plain publish/subscribe on the same connection (decision records). */
+  readonly messages: MessageBus;
   bucket(name: string, settings: BucketSettings): Promise<KvBucket>;
   close(): Promise<void>;
 }

@@ -22,6 +22,7 @@ import {
   validKey,
   valueTooLarge,
 } from "./kv-errors.js";
+import { MemoryMessageBus } from "./message-bus.js";
 
 export interface MemoryKvOptions {
   /** Clock for entry timestamps and TTL (epoch ms); default Date.now. */
@@ -47,6 +48,7 @@ class MemoryConnection implements KvConnection {
 export class MemoryKvStore implements KvStore {
   readonly kind = "memory" as const;
   readonly connection = new MemoryConnection();
+  readonly messages = new MemoryMessageBus(() => this.connection.connected);
   private readonly buckets = new Map<string, MemoryBucket>();
   private readonly now: () => number;
 

@@ -12,10 +12,11 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { redactSecrets, redactUrl } from "../log/index.js";
 import { InFlight } from "./in-flight.js";
-import type { BucketSettings, KvBucket, KvConnection, KvStore } from "./kv.js";
+import type { BucketSettings, KvBucket, KvConnection, KvStore, MessageBus } from "./kv.js";
 import { stateUnavailable } from "./kv-errors.js";
 import { authenticatorFor } from "./nats-auth.js";
 import { errorMessage, NatsBucket, toStateError } from "./nats-bucket.js";
+import { NatsMessageBus } from "./nats-message-bus.js";
 
 export interface NatsKvOptions {
   /** One URL or several (a cluster), e.g. "nats://127.0.0.1:4222". */
@@ -122,6 +123,7 @@ export async function connectNatsKv(options: NatsKvOptions): Promise<NatsKvStore
 export class NatsKvStore implements KvStore {
   readonly kind = "nats" as const;
   readonly connection = new NatsConnectionStatus();
+  readonly messages: MessageBus;
   private readonly kvm: Kvm;
   private readonly inFlight = new InFlight();
   private closed = false;
@@ -139,6 +141,7 @@ export class NatsKvStore implements KvStore {
         );
     });
     this.kvm = new Kvm(js);
+    this.messages = new NatsMessageBus(nc);
     void this.followStatus();
   }
 

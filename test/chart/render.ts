@@ -1,7 +1,8 @@
 // Rendering the chart with a real helm binary. .ci/chart.sh fetches helm and exports
 // KUBEMOOT_HELM; without it the chart tests fail with instructions instead of skipping.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 
@@ -52,8 +53,8 @@ export interface RenderOptions {
   includeCrds?: boolean;
 }
 
-function helmArgs(o: RenderOptions): string[] {
-  const args = ["template", "kubemoot", CHART_DIR, "--namespace", o.namespace ?? "kubemoot"];
+function helmArgs(o: RenderOptions, chartDir = CHART_DIR): string[] {
+  const args = ["template", "kubemoot", chartDir, "--namespace", o.namespace ?? "kubemoot"];
   if (o.includeCrds ?? true) args.push("--include-crds");
   for (const f of o.valuesFiles ?? []) args.push("-f", join(ROOT, f));
   for (const s of o.set ?? []) args.push("--set", s);
@@ -61,16 +62,18 @@ function helmArgs(o: RenderOptions): string[] {
   return args;
 }
 
+const HELM_ENV = {
+  ...process.env,
+  HELM_CONFIG_HOME: "/tmp/kubemoot-helm/config",
+  HELM_CACHE_HOME: "/tmp/kubemoot-helm/cache",
+};
+
 /** Every rendered object (empty documents dropped). Throws with helm's stderr on failure. */
 export function renderChart(o: RenderOptions = {}): K8sObject[] {
   const out = execFileSync(helmPath(), helmArgs(o), {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      HELM_CONFIG_HOME: "/tmp/kubemoot-helm/config",
-      HELM_CACHE_HOME: "/tmp/kubemoot-helm/cache",
-    },
+    env: HELM_ENV,
   });
   return parseAllDocuments(out)
     .map((d) => {
@@ -87,6 +90,38 @@ export function renderError(o: RenderOptions): string | undefined {
     return undefined;
   } catch (err) {
     return String((err as { stderr?: unknown }).stderr ?? err);
+  }
+}
+
+/**
+ * NOTES.txt as `helm install` would print it. `helm template` leaves the notes out and a client
+ * dry-run install still asks a cluster for its version, so a copy of the chart wraps the notes'
+ * text in a named template and renders it into a ConfigMap.
+ */
+export function renderNotes(o: RenderOptions = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "kubemoot-notes-"));
+  try {
+    const chart = join(dir, "chart");
+    cpSync(CHART_DIR, chart, { recursive: true });
+    const notes = readFileSync(join(chart, "templates", "NOTES.txt"), "utf8");
+    rmSync(join(chart, "templates", "NOTES.txt"));
+    writeFileSync(
+      join(chart, "templates", "_zz-notes.tpl"),
+      `{{- define "test.notes" -}}\n${notes}{{- end }}\n`,
+    );
+    writeFileSync(
+      join(chart, "templates", "zz-notes.yaml"),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n',
+    );
+    const out = execFileSync(
+      helmPath(),
+      [...helmArgs({ ...o, includeCrds: false }, chart), "--show-only", "templates/zz-notes.yaml"],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: HELM_ENV },
+    );
+    const cm = parseAllDocuments(out)[0]!.toJS() as { data: { notes: string } };
+    return cm.data.notes;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

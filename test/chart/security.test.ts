@@ -134,9 +134,10 @@ describe("least-privilege NATS users", () => {
     }
     for (const u of users) {
       for (const s of pub(u)) {
-        // No wildcard outside one bucket's own subjects, and nothing that deletes or purges.
+        // No wildcard outside one bucket's own subjects (or one namespace token of the decision
+        // records'), and nothing that deletes or purges.
         expect(s, s).toMatch(
-          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>))$/,
+          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>)|kubemoot\.decisions\.([a-z0-9-]+|[*]))$/,
         );
         expect(s).not.toMatch(/DELETE\.KV_[^.]+$|PURGE|STREAM\.UPDATE|STREAM\.DELETE|MSG\.DELETE/);
       }

@@ -8,6 +8,7 @@ export function wrapBuckets(inner: KvStore, over: (bucket: KvBucket) => Partial<
   return {
     kind: inner.kind,
     connection: inner.connection,
+    messages: inner.messages,
     close: () => inner.close(),
     bucket: async (name, settings) => {
       const b = await inner.bucket(name, settings);

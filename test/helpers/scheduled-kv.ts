@@ -36,6 +36,7 @@ export function scheduledStore(inner: KvStore, s: fc.Scheduler, gate: { on: bool
   return {
     kind: inner.kind,
     connection: inner.connection,
+    messages: inner.messages,
     bucket: async (name, settings) => wrapBucket(await inner.bucket(name, settings)),
     close: () => inner.close(),
   };

@@ -370,6 +370,31 @@ for (const [name, make] of Object.entries(harnesses)) {
       expect(await b.keys()).toEqual([]);
     });
 
+    it("the message bus delivers to matching subscribers only, at most once, and not after unsubscribe", async () => {
+      const got: string[] = [];
+      const all: string[] = [];
+      const un = h.store.messages.subscribe("kubemoot.decisions.*", (subject, data) => {
+        got.push(`${subject} ${new TextDecoder().decode(data)}`);
+      });
+      const unAll = h.store.messages.subscribe("kubemoot.>", (subject) => {
+        all.push(subject);
+      });
+      // Let NATS register the interest before publishing (a flush round trip).
+      await new Promise((r) => setTimeout(r, 100));
+      h.store.messages.publish("kubemoot.decisions.crew-a", bytes("one"));
+      h.store.messages.publish("kubemoot.decisions.crew-a.deep", bytes("deeper"));
+      h.store.messages.publish("other.subject", bytes("not for us"));
+      await until(() => all.length >= 2, 3000);
+      expect(got).toEqual(["kubemoot.decisions.crew-a one"]);
+      expect(all.sort()).toEqual(["kubemoot.decisions.crew-a", "kubemoot.decisions.crew-a.deep"]);
+      un();
+      await new Promise((r) => setTimeout(r, 100));
+      h.store.messages.publish("kubemoot.decisions.crew-b", bytes("two"));
+      await until(() => all.length >= 3, 3000);
+      expect(got).toHaveLength(1);
+      unAll();
+    });
+
     it("while the backend is away, operations fail fast with StateUnavailable, and recover", async () => {
       const b = await fresh();
       await b.put("k", bytes("1"));

@@ -4,6 +4,7 @@ import { SETTINGS } from "../../settings/index.js";
 import { type Command, numberFlag } from "../command.js";
 import { runDemo } from "../run-demo.js";
 import { settingFlags, settingFromFlag } from "../setting-flags.js";
+import { webLaunchFromFlags } from "../web-flags.js";
 
 export const command: Command = {
   name: "demo",
@@ -41,7 +42,7 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       description: "how much faster than real GPUs the emulated ones load and generate",
       value: "X",
     },
-    ...settingFlags("demo", SETTINGS.logLevel),
+    ...settingFlags("demo", SETTINGS.webListen, SETTINGS.webTokenFile, SETTINGS.logLevel),
   },
   async run(flags, _positionals, host) {
     const durationS = numberFlag(flags, "duration", 0);
@@ -66,6 +67,7 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       out: process.stdout,
       stopSignal,
       logLevel: settingFromFlag(flags, SETTINGS.logLevel),
+      web: webLaunchFromFlags(flags),
     });
   },
 };

@@ -10,13 +10,16 @@ import {
   DEFAULT_INJECTION_OPTIONS,
   loadInjectionOptions,
   parseAllowedHosts,
+  type RunningOperator,
   startOperator,
 } from "../../operator/index.js";
 import { LEADER_ELECTION_SETTINGS, NATS_SETTINGS, readSetting, SETTINGS } from "../../settings/index.js";
 import { openStateStore } from "../../state/index.js";
+import { startWebView } from "../../web/index.js";
 import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { settingFlags, settingFromFlag } from "../setting-flags.js";
 import { natsStateOptions, stateFlags, stateTarget } from "../state-flags.js";
+import { webLaunchFromFlags } from "../web-flags.js";
 
 export const command: Command = {
   name: "operator",
@@ -70,6 +73,8 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
       SETTINGS.webhookConfig,
       SETTINGS.sidecarProviderEndpoints,
       SETTINGS.healthListen,
+      SETTINGS.webListen,
+      SETTINGS.webTokenFile,
     ),
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
     ...settingFlags("operator", SETTINGS.logLevel),
@@ -107,7 +112,20 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
       logger,
       ...natsStateOptions(),
     });
-    const op = await startOperator({
+    const webLaunch = webLaunchFromFlags(flags);
+    let op: RunningOperator | undefined;
+    // Every replica serves the view (it only reads), a standby waiting for its Lease included.
+    const web = webLaunch.listen
+      ? await startWebView({
+          listen: webLaunch.listen,
+          state,
+          logger,
+          ...(webLaunch.token !== undefined ? { token: webLaunch.token } : {}),
+          hub: { labelOf: (p) => op?.gpuLabel(p) },
+        })
+      : undefined;
+    if (web) process.stdout.write(`kubemoot-scheduler operator: web view on ${web.url}\n`);
+    op = await startOperator({
       manifests: (flags.manifests as string[] | undefined) ?? [],
       bindingsDir: path.resolve(settingFromFlag(flags, SETTINGS.bindingsDir)),
       state,
@@ -135,6 +153,7 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
       process.once("SIGTERM", () => resolve());
       process.once("SIGINT", () => resolve());
     });
+    await web?.close();
     await op.stop();
     await state.close();
     return 0;

@@ -8,6 +8,7 @@ import { type Command, MIN_PROBE_INTERVAL_MS, numberFlag } from "../command.js";
 import { listenerFlags, listenerLimitsFromFlags, proxyMaxBodyBytesFromFlags } from "../listener-flags.js";
 import { providerEndpointsFlag, schedulerConfigFromFlags } from "../scheduler-flags.js";
 import { settingFlags, settingFromFlag } from "../setting-flags.js";
+import { webLaunchFromFlags } from "../web-flags.js";
 
 export const command: Command = {
   name: "standalone",
@@ -33,7 +34,7 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
     },
     agent: { type: "string", description: "default agent for calls that name none", value: "NAMESPACE/NAME" },
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
-    ...settingFlags("standalone", SETTINGS.healthListen),
+    ...settingFlags("standalone", SETTINGS.healthListen, SETTINGS.webListen, SETTINGS.webTokenFile),
     ...listenerFlags("standalone"),
     ...providerEndpointsFlag("standalone"),
     ...settingFlags("standalone", SETTINGS.logLevel),
@@ -64,9 +65,10 @@ same process uses NATS JetStream KV instead of the embedded store, with no other
       config,
       logger,
       probeIntervalMs: numberFlag(flags, "probe-interval-ms", MIN_PROBE_INTERVAL_MS),
+      web: webLaunchFromFlags(flags),
     });
     process.stdout.write(
-      `kubemoot-scheduler standalone: API on ${s.sidecar.api.address}${s.proxyAddress ? `, proxy on ${s.proxyAddress}` : ""} (${s.state.kind} store)\n`,
+      `kubemoot-scheduler standalone: API on ${s.sidecar.api.address}${s.proxyAddress ? `, proxy on ${s.proxyAddress}` : ""}${s.webUrl ? `, web view on ${s.webUrl}` : ""} (${s.state.kind} store)\n`,
     );
     await new Promise<void>((resolve) => {
       process.once("SIGTERM", () => resolve());

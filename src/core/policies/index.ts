@@ -3,6 +3,9 @@
 // every name listed here.
 import { DEFAULT_PLANNER_OPTIONS } from "../snapshot.js";
 import type { Policy } from "./policy.js";
+
+export type { PlanOption, PolicyRequest } from "./policy.js";
+
 import { timePolicy } from "./time.js";
 import { weightedPolicy } from "./weighted.js";
 

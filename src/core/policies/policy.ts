@@ -22,9 +22,20 @@ export interface PolicyRequest {
   conversation?: string | undefined;
 }
 
+/** One option a policy weighed, as a decision record shows it (docs/rules/placement.md §5). */
+export interface PlanOption {
+  provider: string;
+  model: string;
+  kind: "warm" | "cold" | "unload" | "queue";
+  /** Expected seconds until the call finishes there, plus an unload's price to others. */
+  seconds: number;
+}
+
 export interface Policy {
   /** The name KUBEMOOT_POLICY and the simulation select it by. */
   readonly name: string;
   /** Pure: the same index and request give the same decision; undefined = nothing to claim or queue at. */
   plan(ix: SnapshotIndex, request: PolicyRequest): Decision | undefined;
+  /** Pure: the best options `plan` weighs for the same question, best first (at most `limit`); absent = not explained. */
+  explain?(ix: SnapshotIndex, request: PolicyRequest, limit: number): PlanOption[];
 }

@@ -18,7 +18,7 @@ import { cacheSavingS, displacementS } from "../prompt-cache.js";
 import { gpuBusyMessage } from "../refusal.js";
 import { contextAt, hasFreeSlot, lists, type ProviderView, type SnapshotIndex } from "../snapshot.js";
 import { chooseVictims, idleResidents, type VictimCandidate } from "../victims.js";
-import type { Policy, PolicyRequest } from "./policy.js";
+import type { PlanOption, Policy, PolicyRequest } from "./policy.js";
 
 interface Pick {
   view: ProviderView;
@@ -111,8 +111,11 @@ function waitAtCopyS(ix: SnapshotIndex, v: ProviderView, model: string): number 
     : slotWaitS(ix, v, model);
 }
 
+/** Told every option a search weighs (explain), not only its best. */
+type Sink = ((p: Pick) => void) | undefined;
+
 /** The best eligible warm copy of `model` with a free slot: loads in flight count their rest. */
-function freeSlot(ix: SnapshotIndex, model: string, r: PolicyRequest): Pick | undefined {
+function freeSlot(ix: SnapshotIndex, model: string, r: PolicyRequest, sink?: Sink): Pick | undefined {
   const { prompt, mayQueue, cached } = r;
   let top: Pick | undefined;
   const F = footprint(ix, model);
@@ -127,6 +130,7 @@ function freeSlot(ix: SnapshotIndex, model: string, r: PolicyRequest): Pick | un
       cacheSavingS(ix, v, model, cached) +
       displacementS(ix, v, model, r.conversation);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
+    sink?.(p);
     if (better(top, p)) top = p;
   }
   return top;
@@ -168,7 +172,7 @@ interface Scope {
 const ALL: Scope = { unload: true, queueAt: "acceptable" };
 
 /** The preferred model's options that need no free slot: cold, unload, or a queue. */
-function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pick | undefined {
+function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL, sink?: Sink): Pick | undefined {
   const preferred = r.acceptable[0]!.model;
   const occ = ix.occupancy(preferred);
   // A second copy holds its room long after this call: where other models in demand could use
@@ -191,6 +195,7 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pi
         waitS: 0,
         victims: [],
       };
+      sink?.(p);
       if (better(top, p)) top = p;
     } else if (scope.unload && verdict === "no-room" && occ.known && lists(v, preferred)) {
       const need = roomNeeded(v, occ.mib);
@@ -212,6 +217,7 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pi
         waitS: 0,
         victims,
       };
+      sink?.(p);
       if (better(top, p)) top = p;
     }
   }
@@ -234,6 +240,7 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL): Pi
         waitS,
         victims: [],
       };
+      sink?.(p);
       if (better(top, p)) top = p;
     }
   }
@@ -345,4 +352,24 @@ function decisionOf(best: Pick, preferred: string): Decision {
   return claimOf(best, best.kind === "unload" ? 5 : 4);
 }
 
-export const timePolicy: Policy = { name: "time", plan: planByTime };
+/**
+ * The options a call weighs, best first by the same order the plan uses (at most `limit`, one per
+ * provider and model): the expected-seconds comparison a decision record shows. Pure.
+ */
+function explainByTime(ix: SnapshotIndex, r: PolicyRequest, limit: number): PlanOption[] {
+  const all = new Map<string, Pick>();
+  const sink = (p: Pick) => {
+    // One option per copy: a queue at a copy that has a free slot is the same place, worse.
+    const key = `${p.view.name}\u0000${p.model}`;
+    const had = all.get(key);
+    if (had === undefined || better(had, p)) all.set(key, p);
+  };
+  for (const c of r.acceptable) freeSlot(ix, c.model, r, sink);
+  if (r.acceptable.length > 0) bestOption(ix, r, ALL, sink);
+  return [...all.values()]
+    .sort((a, b) => (better(b, a) ? -1 : better(a, b) ? 1 : 0))
+    .slice(0, Math.max(0, limit))
+    .map((p) => ({ provider: p.view.name, model: p.model, kind: p.kind, seconds: p.seconds }));
+}
+
+export const timePolicy: Policy = { name: "time", plan: planByTime, explain: explainByTime };
