@@ -21,6 +21,9 @@ COPY sidecar ./sidecar
 # examples stay out of the image.
 RUN printf '%s' '{"extends":"./tsconfig.build.json","include":["src","sidecar"]}' > tsconfig.image.json \
  && npx tsc -p tsconfig.image.json
+# The web view's page (docs/web-view.md), bundled into dist/web: the operator serves it.
+COPY web ./web
+RUN npx vite build --config web/vite.config.ts --logLevel warn
 
 # --- production dependencies only ----------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -33,12 +33,17 @@ describe("Dockerfile", () => {
     expect(existsSync(join(ROOT, argv[1]!))).toBe(true);
   });
 
+  it("builds the web view's page into dist/", () => {
+    expect(dockerfile).toMatch(/^COPY web \.\/web$/m);
+    expect(dockerfile).toMatch(/^RUN npx vite build --config web\/vite\.config\.ts/m);
+  });
+
   it("copies what the processes read at run time", () => {
     for (const dir of ["dist", "bin", "proto", "node_modules", "package.json"]) {
       expect(dockerfile, dir).toMatch(new RegExp(`^COPY .*\\b${dir.replace(".", "\\.")}\\b`, "m"));
     }
     const ignored = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
-    for (const needed of ["src", "sidecar", "proto", "bin", "package.json", "package-lock.json"]) {
+    for (const needed of ["src", "sidecar", "web", "proto", "bin", "package.json", "package-lock.json"]) {
       expect(ignored, needed).not.toContain(needed);
     }
   });
