@@ -26,6 +26,7 @@ import {
   loggingInterceptor,
   metricsInterceptor,
   startApiServer,
+  tracingInterceptor,
 } from "./api/index.js";
 import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics } from "./metrics.js";
@@ -112,6 +113,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     ...(o.limits ? { limits: o.limits } : {}),
     stateConnection,
     interceptors: [
+      tracingInterceptor(),
       metricsInterceptor(metrics.registry),
       loggingInterceptor(log),
       identityInterceptor(o.config.agent),

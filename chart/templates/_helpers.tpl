@@ -93,3 +93,34 @@ app.kubernetes.io/part-of: kubemoot
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The OTEL_* env of a traced process (docs/deploy.md "Tracing"), as a YAML list: empty unless
+tracing.endpoint is set. Arguments (a dict): root (the chart's context); service
+(OTEL_SERVICE_NAME); k8sAttributes (resource attributes put before tracing.resourceAttributes,
+whose $(VAR) references the kubelet expands from variables declared earlier in the container's
+env); extraEnv (the user's list for that container: a name it sets is left out here, so that
+the user's entry wins and the name appears once). Each variable only when its value is not
+empty. */}}
+{{- define "kubemoot.otelEnv" -}}
+{{- $t := .root.Values.tracing }}
+{{- $out := list }}
+{{- if $t.endpoint }}
+{{- $taken := list }}
+{{- range .extraEnv }}
+{{- $taken = append $taken .name }}
+{{- end }}
+{{- $attrs := without (list .k8sAttributes $t.resourceAttributes) "" | join "," }}
+{{- $vars := list
+    (list "OTEL_EXPORTER_OTLP_ENDPOINT" $t.endpoint)
+    (list "OTEL_SERVICE_NAME" .service)
+    (list "OTEL_TRACES_SAMPLER" $t.sampler)
+    (list "OTEL_TRACES_SAMPLER_ARG" (toString $t.samplerArg))
+    (list "OTEL_RESOURCE_ATTRIBUTES" $attrs) }}
+{{- range $vars }}
+{{- if and (ne (index . 1) "") (not (has (index . 0) $taken)) }}
+{{- $out = append $out (dict "name" (index . 0) "value" (index . 1)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}

@@ -3,11 +3,13 @@
 // place stage with everything placement decided. Each field says which stage sets it. Errors
 // are answered in one place, `ProxyCall.fail`.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Span } from "@opentelemetry/api";
 import type { Engine, ProviderState } from "../../src/core/index.js";
 import type { ErrorShape, KubemootError } from "../../src/errors/index.js";
 import { sendJson } from "../../src/net/index.js";
 import type { PlacementOut, PromptEstimate } from "../../src/scheduler/index.js";
 import type { CallContext, ForwardOutcome } from "./call-context.js";
+import { endCallSpan } from "./call-span.js";
 import { type ExactHold, engineOf, NO_EXACT_COUNT, translationFor } from "./engine-route.js";
 import { sendError } from "./http-errors.js";
 import { attributionHeaders } from "./kubemoot-headers.js";
@@ -50,6 +52,8 @@ export class ProxyCall {
     readonly api: Api,
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
+    /** The call's span (docs/tracing.md), ended with the call. */
+    readonly span: Span,
   ) {
     this.shape = OPENAI_APIS.has(api) ? "openai" : "ollama";
     this.signal = this.ended.signal;
@@ -108,6 +112,12 @@ export class ProxyCall {
     } catch (err) {
       logger.warn({ err }, "proxy: onCall hook failed");
     }
+    const o = this.placed?.outcome;
+    endCallSpan(
+      this.span,
+      r,
+      o !== undefined && o.kind !== "failed" && "report" in o ? o.report.finishReason : undefined,
+    );
   }
 
   /** What the hooks and the log see of the call. */

@@ -8,9 +8,11 @@
 // Every wait of the call is awaited here; an error any stage throws is answered once, by the
 // call state, in the wire table's shape (src/errors/wire.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { context } from "@opentelemetry/api";
 import { KubemootError } from "../../src/errors/index.js";
 import { parseJsonObject, readBody } from "./body.js";
 import type { CallContext } from "./call-context.js";
+import { startCallSpan } from "./call-span.js";
 import { type PlacedCall, ProxyCall } from "./call-state.js";
 import { fitCall } from "./fit.js";
 import { forwardCall } from "./forward.js";
@@ -28,7 +30,14 @@ export async function handleCall(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const call = new ProxyCall(ctx, api, req, res);
+  const traced = startCallSpan(req, api);
+  const call = new ProxyCall(ctx, api, req, res, traced.span);
+  // Every stage runs in the call's trace context: the placement and the engine's request are its children.
+  await context.with(traced.ctx, () => runCall(call));
+}
+
+async function runCall(call: ProxyCall): Promise<void> {
+  const { ctx, api, req } = call;
   try {
     const parsed = parseCall(call, parseJsonObject(await readBody(req, ctx.settings.maxBodyBytes)));
     if (!parsed) return;

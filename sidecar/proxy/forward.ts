@@ -3,9 +3,12 @@
 // (forward-stream.ts). One attempt, no retries: once a byte went to the client the call is the
 // provider's answer or an error unit at its end, never a second provider's. A failure before any
 // byte becomes an error of the wire table (upstream-errors.ts says which), answered here.
+import { context } from "@opentelemetry/api";
 import type { Dispatcher } from "undici";
 import { ErrorCode, KubemootError } from "../../src/errors/index.js";
+import { withTraceHeaders } from "../../src/tracing/index.js";
 import type { DeadlineState, ForwardInput, ForwardOutcome } from "./call-context.js";
+import { endEngineSpan, startEngineSpan } from "./call-span.js";
 import type { PlacedCall } from "./call-state.js";
 import { bufferedAnswer } from "./forward-buffered.js";
 import { streamedAnswer } from "./forward-stream.js";
@@ -118,22 +121,40 @@ export async function forwardCall(p: PlacedCall, mayRetry: boolean): Promise<"do
   return "done";
 }
 
+/** One request to the engine, inside its CLIENT span (call-span.ts), which the engine continues. */
 async function forwardOnce(i: ForwardInput, deadline: Deadline): Promise<ForwardOutcome> {
-  const started = performance.now();
   const base = new URL(i.endpoint);
-  const prefix = base.pathname.replace(/\/+$/, "");
-  const upstream = i.translation?.target ?? i.api;
-  const sse = OPENAI_APIS.has(upstream);
+  const path = `${base.pathname.replace(/\/+$/, "")}${PATHS[i.translation?.target ?? i.api]}`;
+  const engine = startEngineSpan(new URL(path, base.origin));
+  let status = 0;
+  const outcome = await context.with(engine.ctx, () =>
+    requestOnce(i, deadline, base.origin, path, (s) => {
+      status = s;
+    }),
+  );
+  endEngineSpan(engine.span, status, outcome);
+  return outcome;
+}
+
+async function requestOnce(
+  i: ForwardInput,
+  deadline: Deadline,
+  origin: string,
+  path: string,
+  onStatus: (status: number) => void,
+): Promise<ForwardOutcome> {
+  const started = performance.now();
+  const sse = OPENAI_APIS.has(i.translation?.target ?? i.api);
   let data: Dispatcher.ResponseData;
   try {
     data = await i.dispatcher.request({
-      origin: base.origin,
-      path: `${prefix}${PATHS[upstream]}`,
+      origin,
+      path,
       method: "POST",
-      headers: {
+      headers: withTraceHeaders({
         "content-type": "application/json",
         accept: i.stream ? (sse ? "text/event-stream" : "application/x-ndjson") : "application/json",
-      },
+      }),
       body: i.body,
       signal: deadline.ctl.signal,
       headersTimeout: i.timeoutMs,
@@ -143,6 +164,7 @@ async function forwardOnce(i: ForwardInput, deadline: Deadline): Promise<Forward
     return requestFailure(i, deadline, err, performance.now() - started);
   }
   const { statusCode, body } = data;
+  onStatus(statusCode);
   if (statusCode >= 400) {
     let text = "";
     try {

@@ -55,7 +55,14 @@ describe("sseTap", () => {
     expect(out).toBe(token);
     const rest = text(tap.push(b(token.slice(10) + finish + usage + "data: [DONE]\n\n")));
     expect(rest).toBe(token + finish + "data: [DONE]\n\n");
-    expect(tap.report()).toEqual({ promptTokens: 40, outputTokens: 2, done: true, error: undefined });
+    // The finish event's reason is read too (the call's span reports it: docs/tracing.md).
+    expect(tap.report()).toEqual({
+      promptTokens: 40,
+      outputTokens: 2,
+      done: true,
+      error: undefined,
+      finishReason: "stop",
+    });
   });
 
   it("passes the usage chunk through when the caller asked for it", () => {
@@ -119,6 +126,6 @@ describe("the Responses API and legacy completions", () => {
         choices: [{ text: "x", finish_reason: "stop" }],
         usage: { prompt_tokens: 5, completion_tokens: 1 },
       }),
-    ).toEqual({ promptTokens: 5, outputTokens: 1, done: true, error: undefined });
+    ).toEqual({ promptTokens: 5, outputTokens: 1, done: true, error: undefined, finishReason: "stop" });
   });
 });

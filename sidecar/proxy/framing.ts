@@ -30,6 +30,8 @@ export interface StreamReport {
   cachedTokens?: number;
   /** The engine's time on the prompt's uncached tokens (ms): Ollama's prompt_eval_duration, llama.cpp's timings.prompt_ms. */
   promptEvalMs?: number;
+  /** Why the answer ended (Ollama's done_reason, OpenAI's finish_reason), when the unit read says. */
+  finishReason?: string;
 }
 
 export interface FrameTap {
@@ -78,6 +80,7 @@ export function ollamaReport(obj: Record<string, unknown> | undefined): StreamRe
     ...(num(obj.load_duration) > 0 ? { loadMs: num(obj.load_duration) / 1e6 } : {}),
     ...(num(obj.prompt_eval_cached_count) > 0 ? { cachedTokens: num(obj.prompt_eval_cached_count) } : {}),
     ...(num(obj.prompt_eval_duration) > 0 ? { promptEvalMs: num(obj.prompt_eval_duration) / 1e6 } : {}),
+    ...(typeof obj.done_reason === "string" ? { finishReason: obj.done_reason.slice(0, 32) } : {}),
   };
 }
 
@@ -111,6 +114,9 @@ export function openaiReport(obj: Record<string, unknown> | undefined): StreamRe
     error: obj.error !== undefined ? errorText(obj.error) : undefined,
     ...(cached > 0 ? { cachedTokens: cached } : {}),
     ...(promptMs > 0 ? { promptEvalMs: promptMs } : {}),
+    ...(typeof choices[0]?.finish_reason === "string"
+      ? { finishReason: choices[0].finish_reason.slice(0, 32) }
+      : {}),
   };
 }
 
@@ -204,6 +210,7 @@ export function sseTap(hideUsage: boolean): FrameTap {
     if (r.cachedTokens) rep.cachedTokens = r.cachedTokens;
     if (r.promptEvalMs) rep.promptEvalMs = r.promptEvalMs;
     if (r.done) rep.done = true;
+    if (r.finishReason !== undefined) rep.finishReason = r.finishReason;
     if (r.error !== undefined) rep.error = r.error;
     const usageOnly =
       obj !== undefined && Array.isArray(obj.choices) && obj.choices.length === 0 && obj.usage;

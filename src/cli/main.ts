@@ -1,7 +1,12 @@
 // The dispatcher of `kubemoot-scheduler <command>` (docs/design.md §2): the usage, --help, and
 // KubemootErrors as a message and exit status 2.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { pino } from "pino";
 import { KubemootError } from "../errors/index.js";
 import { redactSecrets } from "../log/index.js";
+import { repoRoot } from "../repo-root.js";
+import { startTracing } from "../tracing/index.js";
 import { parseFlags, renderHelp } from "./command.js";
 import { commandLoaders } from "./commands/index.js";
 import type { SidecarHost } from "./host.js";
@@ -23,6 +28,18 @@ Commands:
 
 Run 'kubemoot-scheduler <command> --help' for a command's flags.`;
 
+/** The commands that run until stopped: they may export traces. */
+const LONG_RUNNING = new Set(["sidecar", "operator", "standalone", "demo", "emulate", "engine"]);
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(repoRoot(), "package.json"), "utf8")) as { version: string })
+      .version;
+  } catch {
+    return "unknown";
+  }
+}
+
 /** Runs one command; `host` starts the sidecar's processes (bin/kubemoot-scheduler.js passes sidecar/'s). */
 export async function main(argv: string[], host: SidecarHost): Promise<number> {
   const [name, ...rest] = argv;
@@ -42,7 +59,19 @@ export async function main(argv: string[], host: SidecarHost): Promise<number> {
       process.stdout.write(`${renderHelp(cmd)}\n`);
       return 0;
     }
-    return await cmd.run(values, positionals, host);
+    // Long-running commands honour the OTEL_* variables (docs/tracing.md); off without an endpoint.
+    const tracing = LONG_RUNNING.has(name)
+      ? await startTracing(
+          name,
+          packageVersion(),
+          pino({ base: { component: "tracing" } }, pino.destination(2)),
+        )
+      : undefined;
+    try {
+      return await cmd.run(values, positionals, host);
+    } finally {
+      await tracing?.shutdown();
+    }
   } catch (err) {
     if (KubemootError.is(err)) {
       // A message may quote a flag's value (a URL with credentials): never print a secret.

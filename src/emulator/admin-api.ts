@@ -5,6 +5,7 @@
 //   POST   /_emulator/faults   replace them: {"faults": [rule, ...]} (or a bare array)
 //   DELETE /_emulator/faults   clear them
 //   POST   /_emulator/reset    drop every model and request at once and clear the faults
+//   GET    /_emulator/traces   the W3C trace context (traceparent, tracestate) of the latest requests
 
 import { sendJson } from "../net/index.js";
 import { type EmulatorCore, isoAt, type RequestContext, readRequestBody } from "./core.js";
@@ -86,6 +87,10 @@ export async function handleAdmin(ctx: RequestContext): Promise<void> {
   const { core, res, path, method } = ctx;
   if (path === "/_emulator/state" && (method === "GET" || method === "HEAD")) {
     sendJson(res, 200, emulatorState(core));
+    return;
+  }
+  if (path === "/_emulator/traces" && method === "GET") {
+    sendJson(res, 200, { traces: core.traces });
     return;
   }
   if (path === "/_emulator/faults") {

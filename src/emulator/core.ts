@@ -19,6 +19,15 @@ export interface EmulatorCore {
   /** Called after the fault rules changed (to start or stop refusing connections). */
   faultsChanged(): void;
   nextCompletionId(): number;
+  /** The W3C trace context the latest requests carried (newest last, bounded): tests read it. */
+  readonly traces: TraceSeen[];
+}
+
+/** One request's `traceparent` (and `tracestate`), as received. */
+export interface TraceSeen {
+  path: string;
+  traceparent: string;
+  tracestate?: string;
 }
 
 export interface RequestContext {

@@ -123,6 +123,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     startedAt: Date.now(),
     faultsChanged: () => applyRefuse(),
     nextCompletionId: () => ++completionId,
+    traces: [],
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -136,6 +137,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       path = req.url ?? "/";
     }
     const ctx: RequestContext = { core, req, res, path, method };
+    noteTrace(core, req, path);
     const handler = path.startsWith("/_emulator/")
       ? handleAdmin
       : engine
@@ -159,6 +161,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       else sendError(res, status, message);
     });
   };
+
+  // Engines that trace continue the caller's context: the emulator only records what it got.
+  function noteTrace(c: EmulatorCore, req: IncomingMessage, p: string): void {
+    const tp = req.headers.traceparent;
+    if (typeof tp !== "string" || p.startsWith("/_emulator/")) return;
+    const ts = req.headers.tracestate;
+    c.traces.push({
+      path: p,
+      traceparent: tp.slice(0, 128),
+      ...(typeof ts === "string" ? { tracestate: ts.slice(0, 512) } : {}),
+    });
+    if (c.traces.length > 256) c.traces.shift();
+  }
 
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@
 import { afterRefusal } from "../core/index.js";
 import { printable } from "../errors/index.js";
 import { type FairShare, type FairTurn, WAITER_RENEW_MS } from "./fair-share.js";
+import { noteWaiting } from "./place-span.js";
 import type { SchedulerStore } from "./store.js";
 import type {
   PlaceInput,
@@ -87,6 +88,7 @@ export async function* placeOrWait(
       if (!waitingFor) {
         waitingFor = refusal.model;
         turn.position = refusal.queuePosition;
+        noteWaiting(refusal.model, refusal.reason);
         yield { kind: "waiting", refusal, deadlineMs };
         writes.push(
           demand

@@ -11,7 +11,7 @@ import {
   type ConversationIndex,
   type ConversationSeen,
 } from "../core/index.js";
-import type { PromptMarks, PublishedRecord } from "./conversations.js";
+import type { CachedChars, PromptMarks, PublishedRecord } from "./conversations.js";
 
 /** Leading marks published (and matched) per conversation. */
 const LEADING_MARKS = 3;
@@ -104,4 +104,22 @@ export function sharedPrefixes(
     }
   }
   return out;
+}
+
+/**
+ * The copy the call's conversation last ran on, and the prompt tokens it still holds (`own`,
+ * the sidecar's table); and the copies holding its leading parts for another conversation of
+ * the crew (placement.md §5.5).
+ */
+export function cachedPrefixesOf(
+  agent: string,
+  marks: PromptMarks | undefined,
+  records: ConversationIndex,
+  ownKey: string | undefined,
+  own: CachedChars | undefined,
+  tokensOf: (chars: number) => number,
+): CachedPrefix[] {
+  const shared = sharedPrefixes(agent, marks, records, ownKey);
+  if (!own || own.chars <= 0) return shared;
+  return [...shared, { provider: own.provider, model: own.model, tokens: tokensOf(own.chars) }];
 }

@@ -28,6 +28,7 @@ import {
 import { printable } from "../errors/index.js";
 import type { SchedulerConfig, StaticBinding } from "./config.js";
 import type { CallLedger } from "./ledger.js";
+import { noteClaimConflict } from "./place-span.js";
 import type { StateWrites } from "./state-writes.js";
 import type { SchedulerStore } from "./store.js";
 import type {
@@ -159,6 +160,7 @@ export class Placement {
     });
     if (!res.ok) {
       hooks.onClaimLost?.(d.provider, res.reason);
+      noteClaimConflict(d.provider, res.reason);
       return undefined;
     }
     const evicted: string[] = [];

@@ -6,7 +6,6 @@
 import {
   type CachedPrefix,
   type Candidate,
-  type ConversationIndex,
   cachedTokensAt,
   type Decision,
   estimateTokens,
@@ -18,15 +17,28 @@ import {
 } from "../core/index.js";
 import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
 import { SETTINGS } from "../settings/index.js";
-import { holderAgent } from "../state/index.js";
 import { type Acquired, type CallLoopDeps, neverForwarded, placeOrWait, settleLoop } from "./call-loop.js";
 import { assertCrewAllowed, type SchedulerConfig } from "./config.js";
-import { conversationKey, conversationRecord, sharedPrefixes, worthWriting } from "./conversation-records.js";
+import {
+  cachedPrefixesOf,
+  conversationKey,
+  conversationRecord,
+  worthWriting,
+} from "./conversation-records.js";
 import { type ConversationRef, Conversations } from "./conversations.js";
 import { type FairRead, FairShare, type FairTurn } from "./fair-share.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
 import { type CallEntry, CallLedger, type PromptEstimate } from "./ledger.js";
+import {
+  acquiredAttributes,
+  hasPlaceSpan,
+  inPlaceSpan,
+  inPlaceSpanStream,
+  notePlanned,
+  outcomeAttributes,
+} from "./place-span.js";
 import { Placement } from "./placement.js";
+import { releaseForeign } from "./release-foreign.js";
 import { StateWrites } from "./state-writes.js";
 import type { SchedulerStore } from "./store.js";
 import { realTimers } from "./timers.js";
@@ -157,6 +169,17 @@ export class Scheduler {
    * order while it waits (the call loop's); a lone Place arrives now.
    */
   async place(input: PlaceInput, queueWaitMs = 0, turn?: FairTurn): Promise<PlaceOutcome> {
+    if (hasPlaceSpan()) return this.placeOnce(input, queueWaitMs, turn);
+    // A lone Place (the RPC): its own placement span (docs/tracing.md).
+    return inPlaceSpan(
+      input,
+      this.cfg.policy,
+      () => this.placeOnce(input, queueWaitMs, turn),
+      (span, o) => outcomeAttributes(span, o, queueWaitMs),
+    );
+  }
+
+  private async placeOnce(input: PlaceInput, queueWaitMs: number, turn?: FairTurn): Promise<PlaceOutcome> {
     this.assertOpen();
     this.assertServes(input.agent);
     const started = performance.now();
@@ -183,7 +206,14 @@ export class Scheduler {
     const heldKey = input.threadId ? threadKey(input.agent, input.threadId) : "";
     for (let attempt = 0; attempt <= this.cfg.claimReplans && !outcome; attempt++) {
       const read = await this.placement.read(candidates.map((c) => c.model));
-      cachedPrefixes = this.cachedPrefixes(input, read.conversations, ownKey);
+      cachedPrefixes = cachedPrefixesOf(
+        input.agent || this.cfg.agent,
+        input.conversation?.marks,
+        read.conversations,
+        ownKey,
+        this.conversations.cached(input.conversation),
+        (chars) => this.ledger.estimatePromptTokens(0, chars),
+      );
       let t0 = performance.now();
       const { snapshot, index: ix } = this.placement.index(read);
       let decideMs = performance.now() - t0;
@@ -207,6 +237,7 @@ export class Scheduler {
       };
       decision = plan(ix, request);
       decideMs += performance.now() - t0;
+      notePlanned(attempt, ix, request);
       this.hooks.onDecision?.({ input, snapshot, index: ix, request, decision, decideMs });
       fairRead = { queue: read.queue, services: read.services, nowMs: ix.nowMs };
       if (decision.kind !== "claim") break;
@@ -249,32 +280,18 @@ export class Scheduler {
   }
 
   /**
-   * The copy the call's conversation last ran on, and the prompt tokens it still holds; and the
-   * copies holding its leading parts for another conversation of the crew (§5.5).
-   */
-  private cachedPrefixes(
-    input: PlaceInput,
-    records: ConversationIndex,
-    ownKey: string | undefined,
-  ): CachedPrefix[] {
-    const ref = input.conversation;
-    const shared = sharedPrefixes(input.agent || this.cfg.agent, ref?.marks, records, ownKey);
-    const c = this.conversations.cached(ref);
-    if (!c || c.chars <= 0) return shared;
-    return [
-      ...shared,
-      { provider: c.provider, model: c.model, tokens: this.ledger.estimatePromptTokens(0, c.chars) },
-    ];
-  }
-
-  /**
    * The Wait RPC: the call loop's events (call-loop.ts) for up to `limitS` seconds (0 = the
    * configured limit; more is capped at it). Ends quietly when `signal` aborts.
    */
   wait(input: PlaceInput, signal: AbortSignal, limitS = 0): AsyncGenerator<WaitEventOut> {
     this.assertServes(input.agent);
     const limit = limitS > 0 ? Math.min(limitS, this.cfg.waitLimitS) : this.cfg.waitLimitS;
-    return placeOrWait(this.loopDeps, input, signal, limit);
+    return inPlaceSpanStream(
+      input,
+      this.cfg.policy,
+      placeOrWait(this.loopDeps, input, signal, limit),
+      (span, ev) => outcomeAttributes(span, ev.kind === "waiting" ? undefined : ev, 0),
+    );
   }
 
   /**
@@ -285,9 +302,11 @@ export class Scheduler {
   async acquire(input: PlaceInput, signal: AbortSignal, limitS: number): Promise<Acquired> {
     this.assertServes(input.agent);
     const limit = Math.min(limitS, this.cfg.waitLimitS);
-    return settleLoop(placeOrWait(this.loopDeps, input, signal, limit), signal, this.now, (p) =>
-      this.release(neverForwarded(p.ticketId)).then(() => undefined),
-    );
+    const loop = () =>
+      settleLoop(placeOrWait(this.loopDeps, input, signal, limit), signal, this.now, (p) =>
+        this.release(neverForwarded(p.ticketId)).then(() => undefined),
+      );
+    return inPlaceSpan(input, this.cfg.policy, loop, acquiredAttributes);
   }
 
   /** Ends a ticket and learns from the call's outcome. Idempotent. */
@@ -295,7 +314,7 @@ export class Scheduler {
     const known = this.ledger.get(input.ticketId);
     if (!known) {
       // Not in this process's ledger: our agent's from before a restart, or another's.
-      return this.releaseForeign(input.ticketId);
+      return releaseForeign(this.state, this.cfg.agent, input.ticketId, this.hooks.log);
     }
     const e = this.ledger.finish(input);
     if (!e) return false;
@@ -472,23 +491,6 @@ export class Scheduler {
         .release({ provider: p.provider, ticketId: p.ticketId })
         .catch((err) => this.warn("release held plan", err));
     }
-    return true;
-  }
-
-  /**
-   * Releases a ticket this process did not claim, by id: only one its agent holds (a restarted
-   * sidecar ends its predecessor's tickets); another agent's is left alone. A sidecar without
-   * an agent may release any.
-   */
-  private async releaseForeign(ticketId: string): Promise<boolean> {
-    const t = await this.state.tickets.find(ticketId);
-    if (t === undefined) return false;
-    const { provider } = t;
-    if (this.cfg.agent !== "" && holderAgent(t.holderId) !== this.cfg.agent) {
-      this.hooks.log?.("warn", "release of another agent's ticket refused", { provider, ticketId });
-      return false;
-    }
-    await this.state.tickets.release({ provider, ticketId, holderId: t.holderId });
     return true;
   }
 

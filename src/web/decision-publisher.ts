@@ -4,6 +4,7 @@
 // ./decision-sampler.ts, capped by ./decision-record.ts, published at most once on the message
 // bus; nothing here waits or throws into the call.
 import { randomUUID } from "node:crypto";
+import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { explainPlan } from "../core/index.js";
 import type { AttributionOut, DecisionEvent, PlaceInput, SchedulerHooks } from "../scheduler/index.js";
 import type { MessageBus } from "../state/index.js";
@@ -42,7 +43,19 @@ export function decisionHooks(o: DecisionPublisherOptions): SchedulerHooks {
   };
   const base = (agent: string, kind: DecisionRecord["kind"], weight: number) => {
     const a = agent || o.defaultAgent;
-    return { v: 1 as const, at: now(), kind, agent: a, crew: o.crewOf(a), instance: o.instance, weight };
+    // The call's trace (docs/tracing.md), when it is traced: the active span is its placement's.
+    const sc = trace.getActiveSpan()?.spanContext();
+    const traced = sc !== undefined && isSpanContextValid(sc) ? { traceId: sc.traceId } : {};
+    return {
+      v: 1 as const,
+      at: now(),
+      kind,
+      agent: a,
+      crew: o.crewOf(a),
+      instance: o.instance,
+      weight,
+      ...traced,
+    };
   };
   const optionsOf = (input: PlaceInput) => {
     const ev = lastDecision.get(input);

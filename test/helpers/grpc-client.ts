@@ -10,6 +10,8 @@ export type Json = Record<string, any>;
 
 export interface SchedulerClient {
   call(method: string, req: Json): Promise<Json>;
+  /** A unary call with request metadata (e.g. `traceparent`). */
+  callWithMetadata(method: string, req: Json, metadata: Record<string, string>): Promise<Json>;
   /** Server stream → all messages (resolves at end; rejects on error). */
   stream(method: string, req: Json, onMessage?: (m: Json) => void): { done: Promise<Json[]>; cancel(): void };
   raw: grpc.Client;
@@ -34,6 +36,13 @@ export function schedulerClient(address: string): SchedulerClient {
     call(method, req) {
       return new Promise((resolve, reject) =>
         c[method](req, (err: Error | null, res: Json) => (err ? reject(err) : resolve(res))),
+      );
+    },
+    callWithMetadata(method, req, metadata) {
+      const md = new grpc.Metadata();
+      for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+      return new Promise((resolve, reject) =>
+        c[method](req, md, (err: Error | null, res: Json) => (err ? reject(err) : resolve(res))),
       );
     },
     stream(method, req, onMessage) {

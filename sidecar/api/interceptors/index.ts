@@ -4,3 +4,4 @@ export { errorInterceptor, isRequestParseError, malformedRequest } from "./error
 export { identityInterceptor } from "./identity.js";
 export { loggingInterceptor } from "./logging.js";
 export { metricsInterceptor } from "./metrics.js";
+export { tracingInterceptor } from "./tracing.js";
