@@ -29,6 +29,21 @@ function state(ctx: Context = context.active()): PlaceSpanState | undefined {
   return ctx.getValue(KEY) as PlaceSpanState | undefined;
 }
 
+/** A new placement span for `input`, a child of the active span, and the context that holds it. */
+function open(input: PlaceInput, policy: string): { s: PlaceSpanState; ctx: Context } {
+  const span = tracer().startSpan(SPAN.place, {
+    attributes: { [ATTR.placePolicy]: policy, ...(input.agent ? { [ATTR.placeAgent]: input.agent } : {}) },
+  });
+  const s: PlaceSpanState = { span, replans: 0, waited: false };
+  return { s, ctx: trace.setSpan(context.active(), span).setValue(KEY, s) };
+}
+
+/** The end of a recording span: the comparison behind the choice, and the replans. */
+function close(s: PlaceSpanState): void {
+  explain(s);
+  s.span.setAttribute(ATTR.placeReplans, s.replans);
+}
+
 /** Runs `fn` inside a new placement span for `input`, a child of the active span. */
 export async function inPlaceSpan<T>(
   input: PlaceInput,
@@ -36,17 +51,13 @@ export async function inPlaceSpan<T>(
   fn: () => Promise<T>,
   end: (span: Span, result: T) => void,
 ): Promise<T> {
-  const span = tracer().startSpan(SPAN.place, {
-    attributes: { [ATTR.placePolicy]: policy, ...(input.agent ? { [ATTR.placeAgent]: input.agent } : {}) },
-  });
-  const s: PlaceSpanState = { span, replans: 0, waited: false };
-  const ctx = trace.setSpan(context.active(), span).setValue(KEY, s);
+  const { s, ctx } = open(input, policy);
+  const { span } = s;
   try {
     const result = await context.with(ctx, fn);
     if (span.isRecording()) {
       end(span, result);
-      explain(s);
-      span.setAttribute(ATTR.placeReplans, s.replans);
+      close(s);
     }
     return result;
   } catch (err) {
@@ -66,11 +77,8 @@ export async function* inPlaceSpanStream<T>(
   events: AsyncGenerator<T>,
   last: (span: Span, ev: T) => void,
 ): AsyncGenerator<T> {
-  const span = tracer().startSpan(SPAN.place, {
-    attributes: { [ATTR.placePolicy]: policy, ...(input.agent ? { [ATTR.placeAgent]: input.agent } : {}) },
-  });
-  const s: PlaceSpanState = { span, replans: 0, waited: false };
-  const ctx = trace.setSpan(context.active(), span).setValue(KEY, s);
+  const { s, ctx } = open(input, policy);
+  const { span } = s;
   try {
     for (;;) {
       const r = await context.with(ctx, () => events.next());
@@ -78,10 +86,7 @@ export async function* inPlaceSpanStream<T>(
       if (span.isRecording()) last(span, r.value);
       yield r.value;
     }
-    if (span.isRecording()) {
-      explain(s);
-      span.setAttribute(ATTR.placeReplans, s.replans);
-    }
+    if (span.isRecording()) close(s);
   } finally {
     await events.return(undefined);
     span.end();

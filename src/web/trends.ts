@@ -2,6 +2,7 @@
 // placed calls (weighted, so sampling keeps rates exact), their p95 wait, loads and unloads seen
 // in the fleet's resident models, used VRAM per card, and refusals by reason. Time is passed
 // in; memory is bounded by the window (720 buckets).
+import { usedVram } from "./fleet-view.js";
 import type { DecisionRecord, ProviderCard, TrendPoint, TrendSeries } from "./view-types.js";
 
 export const TREND_STEP_MS = 5000;
@@ -68,23 +69,17 @@ export class Trends {
   /** The fleet as it is now: a model newly resident on a card is a load, one gone an unload. */
   fleet(cards: readonly ProviderCard[]): void {
     const next = new Map<string, Set<string>>();
-    const vram: Record<string, number> = {};
     for (const c of cards) {
       const models = new Set<string>();
-      let used = 0;
-      for (const s of c.vram) {
-        if (s.kind === "resident" && s.model !== undefined) models.add(s.model);
-        if (s.kind === "resident" || s.kind === "loading") used += s.mib;
-      }
+      for (const s of c.vram) if (s.kind === "resident" && s.model !== undefined) models.add(s.model);
       next.set(c.name, models);
-      vram[c.name] = used;
       const before = this.residents.get(c.name);
       if (before === undefined) continue; // first sight: a baseline, not loads
       for (const m of models) if (!before.has(m)) this.current.loads++;
       for (const m of before) if (!models.has(m)) this.current.unloads++;
     }
     this.residents = next;
-    this.vram = vram;
+    this.vram = usedVram(cards);
   }
 
   /** Closes every bucket that ended by `nowMs`; returns the points closed, oldest first. */

@@ -71,13 +71,28 @@ export interface StartSidecarOptions {
   timeoutMs?: number;
 }
 
-export async function startSidecarProcess(
-  args: string[],
+/** A CLI command's child process, started and waited for until its output matches a line. */
+export interface CliProcess {
+  readonly proc: ChildProcess;
+  /** The exit code once the process has exited (null: killed by a signal); resolves only then. */
+  readonly exited: Promise<number | null>;
+  output(): string;
+  /** SIGTERM (or `signal`); SIGKILL after 15 s; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Runs `kubemoot-scheduler <argv>` (KUBEMOOT_LOG_LEVEL=warn, then `env`) and resolves once its
+ * stdout matches `line`; rejects (and kills it) when it exits first or `timeoutMs` passes.
+ */
+export async function startCliProcess(
+  argv: string[],
+  line: RegExp,
   env: Record<string, string> = {},
-  options: StartSidecarOptions = {},
-): Promise<SidecarProcess> {
+  timeoutMs = 20_000,
+): Promise<CliProcess & { match: RegExpExecArray }> {
   assertBuilt();
-  const proc = spawn(process.execPath, [bin, "sidecar", "--listen", "127.0.0.1:0", ...args], {
+  const proc = spawn(process.execPath, [bin, ...argv], {
     cwd: repoRoot,
     env: { ...process.env, KUBEMOOT_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -96,33 +111,27 @@ export async function startSidecarProcess(
       resolve(code);
     }),
   );
-  const line = options.until === "listening" ? /API listening on ([^\s,;]+)/ : /API on ([^\s,]+)/;
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  const address = await new Promise<string>((resolve, reject) => {
-    // A sidecar that is not ready keeps retrying: one that did not start in time is stopped.
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    // A process that is not ready keeps retrying: one that did not start in time is stopped.
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
-      reject(new Error(`sidecar did not start in ${timeoutMs / 1000} s:\n${out}`));
+      reject(new Error(`${argv[0]} did not start in ${timeoutMs / 1000} s:\n${out}`));
     }, timeoutMs);
-    const onData = () => {
+    proc.stdout!.on("data", () => {
       const m = line.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]!);
+        resolve(m);
       }
-    };
-    proc.stdout!.on("data", onData);
+    });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`sidecar exited with ${code} before listening:\n${out}`));
+      reject(new Error(`${argv[0]} exited with ${code} before listening:\n${out}`));
     });
   });
   return {
     proc,
-    apiAddress: address,
-    apiUrl: `http://${address}`,
-    healthAddress: /health (?:listening )?on ([^\s,;]+)/.exec(out)?.[1] ?? "",
-    proxyAddress: /proxy on (\S+)/.exec(out)?.[1] ?? "",
+    match,
     exited,
     output: () => out,
     async stop(signal = "SIGTERM") {
@@ -133,5 +142,31 @@ export async function startSidecarProcess(
       clearTimeout(t);
       return code;
     },
+  };
+}
+
+export async function startSidecarProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  options: StartSidecarOptions = {},
+): Promise<SidecarProcess> {
+  const line = options.until === "listening" ? /API listening on ([^\s,;]+)/ : /API on ([^\s,]+)/;
+  const p = await startCliProcess(
+    ["sidecar", "--listen", "127.0.0.1:0", ...args],
+    line,
+    env,
+    options.timeoutMs ?? 20_000,
+  );
+  const out = p.output();
+  const address = p.match[1]!;
+  return {
+    proc: p.proc,
+    apiAddress: address,
+    apiUrl: `http://${address}`,
+    healthAddress: /health (?:listening )?on ([^\s,;]+)/.exec(out)?.[1] ?? "",
+    proxyAddress: /proxy on (\S+)/.exec(out)?.[1] ?? "",
+    exited: p.exited,
+    output: p.output,
+    stop: p.stop,
   };
 }
