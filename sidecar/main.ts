@@ -9,7 +9,6 @@ import { hostname } from "node:os";
 import { create, toJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import type { Registry } from "prom-client";
 import { ErrorCode, KubemootError } from "../src/errors/index.js";
 import { AttributionSchema, SchedulerService } from "../src/gen/kubemoot/scheduler/v1/scheduler_pb.js";
 import { type ListenerLimits, parseHostPort } from "../src/net/index.js";
@@ -18,6 +17,7 @@ import type { SchedulerConfig } from "../src/scheduler/index.js";
 import { composeHooks, Scheduler } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
 import { agentHolderId, type KvStore, type StateStore, type StateStoreOptions } from "../src/state/index.js";
+import { tracingActive } from "../src/tracing/index.js";
 import { decisionHooks } from "../src/web/index.js";
 import {
   type ApiServer,
@@ -29,7 +29,7 @@ import {
   tracingInterceptor,
 } from "./api/index.js";
 import { endpointGuard } from "./endpoint-guard.js";
-import { createSidecarMetrics } from "./metrics.js";
+import { createSidecarMetrics, type MetricsRegistry } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
 import { type OpenedState, OpeningConnection, openStateWithRetry } from "./open-state.js";
 import { attributionMessage, schedulerService } from "./scheduler/service.js";
@@ -72,7 +72,7 @@ export interface SidecarContext {
   state: StateStore;
   logger: Logger;
   /** The sidecar's Prometheus registry (served on the API port's /metrics). */
-  registry: Registry;
+  registry: MetricsRegistry;
 }
 
 export interface RunningSidecar {
@@ -92,7 +92,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
       : o.state === "memory"
         ? "memory"
         : o.state.split(",").map((s) => s.trim());
-  const metrics = createSidecarMetrics();
+  const metrics = createSidecarMetrics({ openMetrics: tracingActive() });
   const guard = endpointGuard(o.config.providerEndpoints, log, (reason) => metrics.providerRejected(reason));
   for (const b of [o.config.staticMulling, o.config.staticTriage]) {
     if (b && !guard.allowlist.allows(b.endpoint)) {

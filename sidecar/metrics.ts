@@ -1,12 +1,23 @@
 // Prometheus metrics of the sidecar (prom-client): `kubemoot_` prefix, base units, `_total`
 // counters. One registry per sidecar so that tests can run several in one process.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type OpenMetricsContentType,
+  type PrometheusContentType,
+  Registry,
+} from "prom-client";
 import type { FairView, SchedulerHooks } from "../src/scheduler/index.js";
 import { SETTINGS } from "../src/settings/index.js";
 import type { StateStats } from "../src/state/index.js";
 
+/** The sidecar's registry: Prometheus text, or OpenMetrics with exemplars. */
+export type MetricsRegistry = Registry<PrometheusContentType> | Registry<OpenMetricsContentType>;
+
 export interface SidecarMetrics {
-  registry: Registry;
+  registry: MetricsRegistry;
   hooks: SchedulerHooks;
   /** Sets the function the active-tickets gauge reads at scrape time. */
   trackActiveTickets(fn: () => number): void;
@@ -20,8 +31,16 @@ export interface SidecarMetrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
-export function createSidecarMetrics(): SidecarMetrics {
-  const registry = new Registry();
+export interface SidecarMetricsOptions {
+  /**
+   * Answer in OpenMetrics, whose histograms carry exemplars (the trace of an observation): on
+   * when this process exports traces (docs/tracing.md "Metrics"). Default: the Prometheus text.
+   */
+  openMetrics?: boolean;
+}
+
+export function createSidecarMetrics(o: SidecarMetricsOptions = {}): SidecarMetrics {
+  const registry: MetricsRegistry = o.openMetrics === true ? openMetricsRegistry() : new Registry();
   // Event-loop lag sampled every 100 ms, not prom-client's 10 ms: the 10 ms timer alone cost an
   // idle sidecar most of its CPU (docs/benchmarks.md "scale").
   collectDefaultMetrics({ register: registry, prefix: "kubemoot_", eventLoopMonitoringPrecision: 100 });
@@ -225,4 +244,11 @@ export function createSidecarMetrics(): SidecarMetrics {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+}
+
+function openMetricsRegistry(): Registry<OpenMetricsContentType> {
+  // The typings declare no constructor argument; setting the type before any metric is the same.
+  const r = new Registry<OpenMetricsContentType>();
+  r.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  return r;
 }

@@ -34,7 +34,7 @@ export interface StandaloneOptions {
   /** Connection limits of the API, health, proxy and web ports. */
   limits?: Partial<ListenerLimits>;
   /** The read-only web view (docs/web-view.md); absent or an empty address = none. */
-  web?: { listen: string; token?: string; labels?: Readonly<Record<string, string>> };
+  web?: { listen: string; token?: string; traceUrl?: string; labels?: Readonly<Record<string, string>> };
 }
 
 export interface RunningStandalone {
@@ -90,6 +90,7 @@ export async function startStandalone(o: StandaloneOptions): Promise<RunningStan
         state,
         logger: o.logger,
         ...(o.web.token !== undefined ? { token: o.web.token } : {}),
+        ...(o.web.traceUrl ? { traceUrl: o.web.traceUrl } : {}),
         ...(o.limits ? { limits: o.limits } : {}),
         hub: { labelOf: (p) => o.web?.labels?.[p] ?? operator?.gpuLabel(p) },
       });

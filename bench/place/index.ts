@@ -19,8 +19,10 @@ import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
 import { round3, sequential, throughput } from "../lib/measure.js";
+import { type OtlpSink, startOtlpSink } from "../lib/otlp-sink.js";
 import { processCpuMs } from "../lib/process-cpu.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
+import { startVariant, type Variant } from "./variant.js";
 
 const N = Number(process.env.BENCH_PLACE_N ?? 3000);
 const CALLERS = 64;
@@ -106,69 +108,124 @@ export async function run(): Promise<void> {
 
   let sidecar: Awaited<ReturnType<typeof startSidecarProcess>> | undefined;
   let client: typeof noopClient | undefined;
+  let sink: OtlpSink | undefined;
+  const variants: Variant[] = [];
   try {
     const noopSeq = await sequential(noopCall, N);
     const kvSeq = await sequential(kvCreateDelete, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
     sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
     client = schedulerClient(sidecar.apiAddress);
-    const placeRelease = pairOn(client);
+    sink = await startOtlpSink();
+    if (process.env.BENCH_PLACE_TRACED !== "0") {
+      variants.push(
+        await startVariant({
+          name: "traced",
+          emulatorUrl: emulator.url,
+          env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: "always_on" },
+        }),
+      );
+    }
+    if (process.env.BENCH_PLACE_BASELINE_BIN) {
+      variants.push(
+        await startVariant({
+          name: "baseline",
+          emulatorUrl: emulator.url,
+          bin: process.env.BENCH_PLACE_BASELINE_BIN,
+        }),
+      );
+    }
+    const servers: Server[] = [
+      { name: "floor", pair: floorPair, pid: floor.pid, natsPid: nats.pid },
+      { name: "sidecar", pair: pairOn(client), pid: sidecar.proc.pid, natsPid: nats.pid },
+      ...variants.map((v) => ({
+        name: v.name,
+        pair: pairOn(v.client),
+        pid: v.sidecar.proc.pid,
+        natsPid: v.natsPid,
+      })),
+    ];
     const n = Math.ceil(N / ROUNDS);
-    // Both servers' code compiled for the 64-caller load before anything is measured: the first
+    // Every server's code compiled for the 64-caller load before anything is measured: the first
     // round would otherwise measure the JIT (twice the CPU per pair of the rounds after it).
-    await throughput(floorPair, CALLERS, RPS_PAIRS);
-    await throughput(placeRelease, CALLERS, RPS_PAIRS);
-    const rounds: { floor: Round; sidecar: Round }[] = [];
+    for (const s of servers) await throughput(s.pair, CALLERS, RPS_PAIRS);
+    const rounds: Record<string, Round>[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const warmup = r === 0 ? 200 : 20;
-      const measure = async (fn: () => Promise<void>, pid: number | undefined): Promise<Round> => {
-        const seq = await sequential(fn, n, warmup);
-        const pids = [pid, process.pid, nats.pid];
+      const measure = async (s: Server): Promise<Round> => {
+        const seq = await sequential(s.pair, n, warmup);
+        const pids = [s.pid, process.pid, s.natsPid];
         const cpu0 = pids.map(processCpuMs);
-        const rps = await throughput(fn, CALLERS, RPS_PAIRS);
+        const rps = await throughput(s.pair, CALLERS, RPS_PAIRS);
         const [server, client, natsServer] = pids.map((p, i) => {
           const [a, b] = [cpu0[i], processCpuMs(p)];
           return a === undefined || b === undefined ? undefined : (b - a) / RPS_PAIRS;
         });
         return { seq, rps, cpuMsPerPair: server, clientCpuMsPerPair: client, natsCpuMsPerPair: natsServer };
       };
-      // Alternate which goes first.
-      if (r % 2 === 0) {
-        const floorRound = await measure(floorPair, floor.pid);
-        rounds.push({ floor: floorRound, sidecar: await measure(placeRelease, sidecar.proc.pid) });
-      } else {
-        const side = await measure(placeRelease, sidecar.proc.pid);
-        rounds.push({ floor: await measure(floorPair, floor.pid), sidecar: side });
+      // Each round starts with the next server in turn.
+      const round: Record<string, Round> = {};
+      for (let k = 0; k < servers.length; k++) {
+        const s = servers[(r + k) % servers.length]!;
+        round[s.name] = await measure(s);
       }
+      rounds.push(round);
     }
     const median = (xs: number[]) => round3(percentile(xs, 50));
-    const floorP50 = median(rounds.map((x) => x.floor.seq.p50_ms));
+    const of = (name: string) => rounds.map((x) => x[name]!);
+    const floorP50 = median(of("floor").map((x) => x.seq.p50_ms));
     const floorRps = Math.round(
       percentile(
-        rounds.map((x) => x.floor.rps),
+        of("floor").map((x) => x.rps),
         50,
       ),
     );
     const prSeq = {
-      p50_ms: median(rounds.map((x) => x.sidecar.seq.p50_ms)),
-      p99_ms: median(rounds.map((x) => x.sidecar.seq.p99_ms)),
+      p50_ms: median(of("sidecar").map((x) => x.seq.p50_ms)),
+      p99_ms: median(of("sidecar").map((x) => x.seq.p99_ms)),
     };
     const prRps = Math.round(
       percentile(
-        rounds.map((x) => x.sidecar.rps),
+        of("sidecar").map((x) => x.rps),
         50,
       ),
     );
-    const p50Ratios = rounds.map((x) => x.sidecar.seq.p50_ms / x.floor.seq.p50_ms);
-    const rpsRatios = rounds.map((x) => x.sidecar.rps / x.floor.rps);
+    /** Per round: what `f` gives for server `a` over what it gives for `b`. */
+    const ratios = (a: string, b: string, f: (x: Round) => number) => rounds.map((x) => f(x[a]!) / f(x[b]!));
+    const p50Ratios = ratios("sidecar", "floor", (x) => x.seq.p50_ms);
+    const rpsRatios = ratios("sidecar", "floor", (x) => x.rps);
     const base = noopSeq.p50_ms + kvSeq.p50_ms;
     // CPU per pair from the 64 callers, the mean over the rounds (null off Linux).
     const cpuPerPair = (
-      side: "floor" | "sidecar",
-      of: "cpuMsPerPair" | "clientCpuMsPerPair" | "natsCpuMsPerPair" = "cpuMsPerPair",
+      side: string,
+      field: "cpuMsPerPair" | "clientCpuMsPerPair" | "natsCpuMsPerPair" = "cpuMsPerPair",
     ) => {
-      const xs = rounds.map((x) => x[side][of]);
+      const xs = of(side).map((x) => x[field]);
       return xs.every((x) => x !== undefined) ? round3(xs.reduce((a, b) => a + b, 0) / xs.length) : null;
+    };
+    // A variant against the plain sidecar, round by round: `<name>_rps_over_sidecar_64` (and its
+    // range), `<name>_p50_over_sidecar`, its own CPU per pair.
+    const compared = (name: string, what: string) => {
+      if (!variants.some((v) => v.name === name)) return {};
+      const rps = ratios(name, "sidecar", (x) => x.rps);
+      const p50 = ratios(name, "sidecar", (x) => x.seq.p50_ms);
+      return {
+        [`${name}_is`]: what,
+        [`${name}_rps_64`]: Math.round(
+          percentile(
+            of(name).map((x) => x.rps),
+            50,
+          ),
+        ),
+        [`${name}_p50_ms`]: median(of(name).map((x) => x.seq.p50_ms)),
+        [`${name}_rps_over_sidecar_64`]: median(rps),
+        [`${name}_rps_over_sidecar_64_min`]: round3(Math.min(...rps)),
+        [`${name}_rps_over_sidecar_64_max`]: round3(Math.max(...rps)),
+        [`${name}_p50_over_sidecar`]: median(p50),
+        [`${name}_p50_over_sidecar_min`]: round3(Math.min(...p50)),
+        [`${name}_p50_over_sidecar_max`]: round3(Math.max(...p50)),
+        [`${name}_cpu_ms_per_pair_64`]: cpuPerPair(name),
+      };
     };
     const sidecarCpu = cpuPerPair("sidecar");
     const floorCpu = cpuPerPair("floor");
@@ -199,10 +256,18 @@ export async function run(): Promise<void> {
       client_cpu_ms_per_pair_64_floor: cpuPerPair("floor", "clientCpuMsPerPair"),
       nats_cpu_ms_per_pair_64: cpuPerPair("sidecar", "natsCpuMsPerPair"),
       nats_cpu_ms_per_pair_64_floor: cpuPerPair("floor", "natsCpuMsPerPair"),
+      ...compared("traced", "tracing every call (100 % sampling, exporting)"),
+      ...(sink !== undefined && variants.some((v) => v.name === "traced")
+        ? { traced_exports: sink.stats().exports, traced_export_bytes: sink.stats().bytes }
+        : {}),
+      ...compared("baseline", process.env.BENCH_PLACE_BASELINE_LABEL ?? "another build"),
       rounds: ROUNDS,
       samples: n * ROUNDS,
       rps_samples: RPS_PAIRS * ROUNDS,
     };
+    if (variants.some((v) => v.name === "traced") && !(sink!.stats().exports > 0)) {
+      throw new Error("bench: the traced sidecar exported no spans");
+    }
     writeResult("place", { ...runInfo(null), ...result });
     process.stdout.write(`${markdownTable([result])}\n`);
     process.stdout.write(
@@ -212,7 +277,18 @@ export async function run(): Promise<void> {
         `rps ratio ${result.rps_ratio_64} (floor ${result.floor_rps_ratio_64}); ` +
         `server CPU per pair from 64 callers: ${result.sidecar_cpu_ms_per_pair_64} ms, floor ${result.floor_cpu_ms_per_pair_64} ms\n`,
     );
+    const r = result as Record<string, unknown>;
+    for (const v of variants) {
+      process.stdout.write(
+        `${v.name} (${r[`${v.name}_is`]}): calls/s ${r[`${v.name}_rps_over_sidecar_64`]} × the plain sidecar's ` +
+          `(${r[`${v.name}_rps_over_sidecar_64_min`]}–${r[`${v.name}_rps_over_sidecar_64_max`]}), ` +
+          `p50 ${r[`${v.name}_p50_over_sidecar`]} ×, CPU per pair ${r[`${v.name}_cpu_ms_per_pair_64`]} ms` +
+          `${v.name === "traced" ? ` (target ≥ 0.95 ×; ${r.traced_exports} exports, ${r.traced_export_bytes} bytes)` : ""}\n`,
+      );
+    }
   } finally {
+    for (const v of variants) await v.close();
+    await sink?.close();
     client?.close();
     noopClient.close();
     floorClient.close();
@@ -225,6 +301,14 @@ export async function run(): Promise<void> {
     await emulator.close();
     await nats.dispose();
   }
+}
+
+/** A server measured in the rounds: the floor, the sidecar, a variant. */
+interface Server {
+  name: string;
+  pair: () => Promise<void>;
+  pid: number | undefined;
+  natsPid: number | undefined;
 }
 
 interface Round {

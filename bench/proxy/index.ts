@@ -21,25 +21,26 @@
 // pairs (direct and proxied back to back, alternating which goes first); the ratio and the
 // added TTFB are medians over the pairs, so that the load swings of a shared machine cancel
 // out. Per-case fields carry a _c1 / _c32 suffix. Options: --output-tokens=N (32 streams)
-// --short-tokens=N (1 stream) --tokens-per-s=N --rounds=N --no-real.
+// --short-tokens=N (1 stream) --tokens-per-s=N --rounds=N --no-traced --no-real.
+//
+// The traced case (bench/proxy/traced.ts): a second sidecar tracing every call (100 % sampling,
+// OTLP to a local sink) against the untraced one, on the Ollama path: traced_added_ttfb_p50_ms
+// (1 stream) and traced_throughput_ratio (32 streams; target ≥ 0.95).
 //
 // The real-engine row (bench/proxy/real.ts): OpenAI chat on a real llama.cpp serving the
 // generated ~100 MB model, direct vs through a sidecar process: real_added_ttfb_p50_ms (1
 // stream) and real_throughput_ratio (2 streams on its 2 slots). BENCH_VERBOSE=1 prints every
 // round; BENCH_CHILD_NODE_ARGS passes node flags (e.g. --cpu-prof) to the children.
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { Agent, type Dispatcher } from "undici";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
+import { type Child, startChild, stopChild } from "./children.js";
 import { EMBED_MODEL, EMBED_PROMPT_TOKENS_PER_S, runEmbedCase, SATURATED_EMBED_MODEL } from "./embed.js";
-import { pairedRounds, round2, type StreamCase, type StreamRound, streamCase } from "./paired.js";
+import { MODEL, round, runCase } from "./ollama-case.js";
+import { round2 } from "./paired.js";
 import { REAL_MODEL, runRealEngineCase } from "./real.js";
+import { runTracedCase, TRACED_TARGET } from "./traced.js";
 import { ENGINE_MODEL, runTranslatedCase, warmTranslated } from "./translated.js";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const MODEL = "qwen3:8b";
 const VRAM_MIB = 24_563;
 const CONTEXT = 2048;
 const PARALLEL = 32;
@@ -50,146 +51,6 @@ function arg(args: readonly string[], name: string, fallback: number): number {
     if (m) return Number(m[1]);
   }
   return fallback;
-}
-
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  /** A second URL the child printed (the sidecar's API), or "". */
-  url2: string;
-  lines: AsyncIterator<string>;
-}
-
-async function startChild(script: string, childArgs: unknown): Promise<Child> {
-  // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the children.
-  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(here, script), JSON.stringify(childArgs)], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
-  const first = await lines.next();
-  const m = /^READY (\S+)(?: (\S+))?$/.exec(String(first.value ?? ""));
-  if (first.done || !m) {
-    proc.kill("SIGTERM");
-    throw new Error(`${script} did not start (got ${JSON.stringify(first.value)})`);
-  }
-  return { proc, url: m[1] as string, url2: m[2] ?? "", lines };
-}
-
-async function stopChild(c: Child): Promise<void> {
-  if (c.proc.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => c.proc.once("exit", () => resolve()));
-  c.proc.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-  if (c.proc.exitCode === null) c.proc.kill("SIGKILL");
-}
-
-interface StreamResult {
-  ttfbMs: number;
-  tokens: number;
-  /** X-Kubemoot-Queue-Wait-Ms of a proxied call (time it waited for a gpu-busy placement). */
-  queueWaitMs: number;
-}
-
-/** One streaming /api/chat: time to the first body byte, and the tokens the engine reported. */
-async function stream(
-  dispatcher: Dispatcher,
-  base: string,
-  i: number,
-  numPredict: number,
-): Promise<StreamResult> {
-  const url = new URL(base);
-  const t0 = performance.now();
-  const res = await dispatcher.request({
-    origin: url.origin,
-    path: "/api/chat",
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: "user", content: `Stream ${i}: tell me about GPU scheduling.` }],
-      ...(numPredict > 0 ? { options: { num_predict: numPredict } } : {}),
-    }),
-  });
-  if (res.statusCode !== 200) throw new Error(`${base}: status ${res.statusCode}: ${await res.body.text()}`);
-  let ttfbMs = 0;
-  let tail = "";
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    if (ttfbMs === 0) ttfbMs = performance.now() - t0;
-    tail = (tail + chunk.toString("utf8")).slice(-2048);
-  }
-  const lines = tail.trim().split("\n");
-  const last = JSON.parse(lines[lines.length - 1] ?? "{}") as {
-    done?: boolean;
-    eval_count?: number;
-    error?: string;
-  };
-  if (!last.done) throw new Error(`${base}: stream ended without its final chunk (${JSON.stringify(last)})`);
-  return {
-    ttfbMs,
-    tokens: last.eval_count ?? 0,
-    queueWaitMs: Number(res.headers["x-kubemoot-queue-wait-ms"] ?? 0),
-  };
-}
-
-interface Round extends StreamRound {
-  wallMs: number;
-  queueWaits: number[];
-}
-
-async function round(
-  dispatcher: Dispatcher,
-  base: string,
-  concurrency: number,
-  seq: number,
-  numPredict: number,
-): Promise<Round> {
-  const t0 = performance.now();
-  const results = await Promise.all(
-    Array.from({ length: concurrency }, (_, k) => stream(dispatcher, base, seq * 1000 + k, numPredict)),
-  );
-  const tokens = results.reduce((n, r) => n + r.tokens, 0);
-  const wallMs = performance.now() - t0;
-  return {
-    ttfb: results.map((r) => r.ttfbMs),
-    rate: tokens / (wallMs / 1000),
-    wallMs,
-    queueWaits: results.map((r) => r.queueWaitMs),
-  };
-}
-
-interface CaseResult extends StreamCase {
-  proxied_calls_that_waited: number;
-  proxy_queue_wait_max_ms: number;
-}
-
-async function runCase(
-  dispatcher: Dispatcher,
-  direct: string,
-  proxied: string,
-  concurrency: number,
-  rounds: number,
-  numPredict: number,
-): Promise<CaseResult> {
-  const { d, p } = await pairedRounds(
-    rounds,
-    (r) => round(dispatcher, direct, concurrency, r, numPredict),
-    (r) => round(dispatcher, proxied, concurrency, r, numPredict),
-  );
-  if (process.env.BENCH_VERBOSE) {
-    d.forEach((x, k) => {
-      const y = p[k] as Round;
-      process.stdout.write(
-        `round ${k}: direct ${Math.round(x.rate)} tok/s ${Math.round(x.wallMs)} ms ttfb ${percentile(x.ttfb, 50).toFixed(1)} | ` +
-          `proxy ${Math.round(y.rate)} tok/s ${Math.round(y.wallMs)} ms ttfb ${percentile(y.ttfb, 50).toFixed(1)} max ${Math.max(...y.ttfb).toFixed(1)}\n`,
-      );
-    });
-  }
-  return {
-    ...streamCase(d, p),
-    proxied_calls_that_waited: p.flatMap((x) => x.queueWaits).filter((w) => w > 0).length,
-    proxy_queue_wait_max_ms: Math.round(Math.max(0, ...p.flatMap((x) => x.queueWaits))),
-  };
 }
 
 /** Sequential Place+Release over the sidecar's API (Connect JSON over HTTP/1.1) on the warm model. */
@@ -256,16 +117,18 @@ export async function run(args: string[]): Promise<void> {
   const engine = await startEmulator({ [ENGINE_MODEL]: 2600 });
   let sidecar: Child | undefined;
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  // The traced case starts a second sidecar with the same arguments (and a trace endpoint).
+  const sidecarArgs = {
+    emulatorUrl: emulator.url,
+    vramMiB: VRAM_MIB,
+    maxParallel: PARALLEL,
+    contextLength: CONTEXT,
+    model: MODEL,
+    engineUrl: engine.url,
+    engineModel: ENGINE_MODEL,
+  };
   try {
-    sidecar = await startChild("proxy-child.js", {
-      emulatorUrl: emulator.url,
-      vramMiB: VRAM_MIB,
-      maxParallel: PARALLEL,
-      contextLength: CONTEXT,
-      model: MODEL,
-      engineUrl: engine.url,
-      engineModel: ENGINE_MODEL,
-    });
+    sidecar = await startChild("proxy-child.js", sidecarArgs);
     // Warm-up: load the model (the proxy pins num_ctx to the same context), open connections.
     await round(dispatcher, sidecar.url, 1, 0, shortTokens);
     await round(dispatcher, emulator.url, 4, 0, shortTokens);
@@ -292,6 +155,11 @@ export async function run(args: string[]): Promise<void> {
       rounds,
       arg(args, "embed-callers", 8),
     );
+
+    // Tracing every call: a traced sidecar against this one (traced.ts); --no-traced leaves it out.
+    const traced = args.includes("--no-traced")
+      ? undefined
+      : await runTracedCase(dispatcher, sidecar.url, sidecarArgs, rounds, shortTokens);
 
     // The real engine (llama.cpp on the CPU, its own sidecar): --no-real leaves it out.
     const real = args.includes("--no-real") ? undefined : await runRealEngineCase(dispatcher, rounds);
@@ -349,6 +217,20 @@ export async function run(args: string[]): Promise<void> {
       target_translated_throughput_ratio_met: t32.throughput_ratio >= 0.9,
       ...suffixed(t1, "translated_c1"),
       ...suffixed(t32, "translated_c32"),
+      // Every call traced (100 % sampling, exported to a local sink) vs untraced: two sidecars.
+      ...(traced
+        ? {
+            traced_added_ttfb_p50_ms: traced.c1.added_ttfb_p50_ms,
+            traced_throughput_ratio: traced.c32.throughput_ratio,
+            traced_throughput_ratio_min: traced.c32.throughput_ratio_min,
+            traced_throughput_ratio_max: traced.c32.throughput_ratio_max,
+            traced_exports: traced.exports,
+            traced_spans_exported_bytes: traced.bytes,
+            target_traced_throughput_ratio_met: traced.c32.throughput_ratio >= TRACED_TARGET,
+            ...suffixed(traced.c1, "traced_c1"),
+            ...suffixed(traced.c32, "traced_c32"),
+          }
+        : {}),
       // OpenAI chat on a real llama.cpp (the generated bench model), direct vs through a sidecar.
       ...(real
         ? {
@@ -371,6 +253,12 @@ export async function run(args: string[]): Promise<void> {
       { path: "ollama", streams: 32, answer_tokens: outputTokens, ...c32 },
       { path: "translated", streams: 1, answer_tokens: shortTokens, ...t1 },
       { path: "translated", streams: 32, answer_tokens: outputTokens, ...t32 },
+      ...(traced
+        ? [
+            { path: "traced vs untraced", streams: 1, answer_tokens: shortTokens, ...traced.c1 },
+            { path: "traced vs untraced", streams: 32, answer_tokens: outputTokens, ...traced.c32 },
+          ]
+        : []),
       ...(real
         ? [
             { path: "real llama.cpp", streams: 1, answer_tokens: 32, ...real.c1 },
@@ -386,6 +274,12 @@ export async function run(args: string[]): Promise<void> {
         `translated (Ollama API onto an OpenAI-only engine) ratio ${t32.throughput_ratio} ≥ 0.9: ${result.target_translated_throughput_ratio_met ? "met" : "NOT met"}, added TTFB p50 ${t1.added_ttfb_p50_ms} ms; ` +
         `embeddings ${embed.embed_proxy_inputs_per_s} vs ${embed.embed_direct_inputs_per_s} inputs/s, ratio ${embed.embed_throughput_ratio} ≥ 0.9: ${result.target_embed_throughput_ratio_met ? "met" : "NOT met"} ` +
         `(at the emulator's CPU limit: ${saturated.embed_proxy_inputs_per_s} vs ${saturated.embed_direct_inputs_per_s}, ratio ${saturated.embed_throughput_ratio}).\n` +
+        (traced
+          ? `Tracing every call (100 % sampling; ${traced.exports} exports, ${traced.bytes} bytes to a local OTLP sink): ` +
+            `traced ÷ untraced tokens/s ${traced.c32.throughput_ratio} (${traced.c32.throughput_ratio_min}–${traced.c32.throughput_ratio_max}, 32 streams) ` +
+            `≥ ${TRACED_TARGET}: ${result.target_traced_throughput_ratio_met ? "met" : "NOT met"}; added TTFB p50 ${traced.c1.added_ttfb_p50_ms} ms (1 stream). ` +
+            "In the table's traced rows, direct_ is the untraced proxy and proxy_ the traced one.\n"
+          : "") +
         "Tokens/s: medians of per-round rates over whole rounds (placement and TTFB included); " +
         "throughput_ratio and added TTFB: medians over paired rounds (min/max in the JSON); " +
         "TTFB = first body byte.\n",

@@ -1,17 +1,24 @@
 // Child process of the proxy benchmark: an in-process sidecar (memory state, the publisher
 // probing the emulator, the Scheduler and the proxy) in front of one emulator.
-// argv[2]: {"emulatorUrl", "vramMiB", "maxParallel", "contextLength", "model"}.
+// argv[2]: {"emulatorUrl", "vramMiB", "maxParallel", "contextLength", "model"}, optionally
+// "engineUrl"/"engineModel" and "traceEndpoint" (the traced case: tracing started first, as a
+// sidecar started with OTEL_EXPORTER_OTLP_ENDPOINT starts it, every call sampled).
 // Prints "READY <proxy url> <API url>" (the API: Connect JSON over HTTP/1.1, as curl uses it).
 // On a stdin line "MEASURE <n>" it times n sequential in-process
 // Place+Release cycles on the warm model and prints "PLACE <json>" (the TTFB baseline).
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { createInterface } from "node:readline";
+import { pino } from "pino";
 import { startApiServer } from "../../sidecar/api/server.js";
 import { ollamaOps } from "../../sidecar/ollama-ops.js";
 import { startProxy } from "../../sidecar/proxy/index.js";
 import { schedulerService } from "../../sidecar/scheduler/service.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
+import { repoRoot } from "../../src/repo-root.js";
 import { Scheduler, schedulerConfigFromEnv } from "../../src/scheduler/index.js";
 import { openStateStore } from "../../src/state/index.js";
+import { startTracing } from "../../src/tracing/index.js";
 import { percentile } from "../lib/report.js";
 
 interface ChildArgs {
@@ -23,10 +30,38 @@ interface ChildArgs {
   /** An emulator published as an OpenAI-only engine ("vllm") serving `engineModel`. */
   engineUrl?: string;
   engineModel?: string;
+  /** An OTLP/HTTP endpoint: trace every call and export there (docs/tracing.md). */
+  traceEndpoint?: string;
+}
+
+type RunningTracing = NonNullable<Awaited<ReturnType<typeof startTracing>>>;
+
+/**
+ * The tracing SDK as `kubemoot-scheduler sidecar` starts it (src/cli/main.ts), with the endpoint
+ * and 100 % sampling. The SDK's exporter and sampler read OTEL_* from process.env themselves,
+ * so the variables are set there, as a real sidecar's environment has them; a traces-only
+ * endpoint would take precedence over the sink, so it is removed.
+ */
+async function startTraced(endpoint: string): Promise<RunningTracing> {
+  delete process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: "always_on" });
+  const { version } = JSON.parse(readFileSync(path.join(repoRoot(), "package.json"), "utf8")) as {
+    version: string;
+  };
+  const logger = pino({ base: { component: "tracing" }, level: "warn" }, pino.destination(2));
+  const tracing = await startTracing("sidecar", version, logger, {
+    ...process.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_TRACES_SAMPLER: "always_on",
+  });
+  if (!tracing) throw new Error("tracing did not start (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none?)");
+  return tracing;
 }
 
 async function main(): Promise<void> {
   const a = JSON.parse(process.argv[2] ?? "{}") as ChildArgs;
+  // Before anything else, as a sidecar does: every span of what follows goes to the endpoint.
+  const tracing = a.traceEndpoint ? await startTraced(a.traceEndpoint) : undefined;
   const state = await openStateStore("memory");
   const publisher = new ProviderPublisher({ sink: state.providerWriter, intervalMs: 1000 });
   await publisher.setProviders([
@@ -106,6 +141,8 @@ async function main(): Promise<void> {
     await publisher.stop();
     await ops.close();
     await state.close();
+    // Last, as the sidecar's command does: exports the spans still queued.
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop());

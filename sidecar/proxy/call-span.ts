@@ -10,7 +10,7 @@ import type { CallRecord } from "./options.js";
 import type { Api } from "./validate.js";
 
 /** gen_ai.operation.name per proxied API. */
-const OPERATION: Record<Api, string> = {
+export const OPERATION: Record<Api, string> = {
   chat: "chat",
   generate: "text_completion",
   openai: "chat",
@@ -44,7 +44,8 @@ export function endCallSpan(span: Span, r: CallRecord, finishReason: string | un
     const op = OPERATION[r.api];
     if (r.requestedModel) span.updateName(`${op} ${r.requestedModel}`);
     span.setAttributes({
-      [ATTR.genAiProvider]: r.engine,
+      // A call never placed reached no provider: the conventions' value for none known.
+      [ATTR.genAiProvider]: r.model !== "" ? r.engine : "_OTHER",
       [ATTR.genAiStream]: r.stream,
       ...(r.requestedModel ? { [ATTR.genAiRequestModel]: r.requestedModel } : {}),
       ...(r.model ? { [ATTR.genAiResponseModel]: r.model } : {}),
@@ -56,7 +57,8 @@ export function endCallSpan(span: Span, r: CallRecord, finishReason: string | un
       ...(r.ticketId ? { [ATTR.placeTicket]: r.ticketId } : {}),
       ...(r.provider ? { [ATTR.placeProvider]: r.provider } : {}),
     });
-    if (r.status >= 400 || r.reason === "stream-error") {
+    // A client that went away ended the operation unfinished: a failure, of its own kind.
+    if (r.status >= 400 || r.reason === "stream-error" || r.reason === "client-gone") {
       span.setAttribute(ATTR.errorType, r.reason ?? String(r.status));
       span.setStatus({ code: SpanStatusCode.ERROR });
     }

@@ -3,7 +3,7 @@
 // place stage with everything placement decided. Each field says which stage sets it. Errors
 // are answered in one place, `ProxyCall.fail`.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Span } from "@opentelemetry/api";
+import { isSpanContextValid, type Span, TraceFlags } from "@opentelemetry/api";
 import type { Engine, ProviderState } from "../../src/core/index.js";
 import type { ErrorShape, KubemootError } from "../../src/errors/index.js";
 import { sendJson } from "../../src/net/index.js";
@@ -46,6 +46,7 @@ export class ProxyCall {
     this.ended.abort();
   };
   private readonly onShutdown = () => this.ended.abort();
+  private readonly startedAt = performance.now();
 
   constructor(
     readonly ctx: CallContext,
@@ -94,6 +95,7 @@ export class ProxyCall {
         evicted: r.evicted.length > 0 ? r.evicted : undefined,
         queue_wait_ms: Math.round(r.queueWaitMs),
         latency_ms: Math.round(r.latencyMs),
+        duration_ms: Math.round(r.durationMs),
         ttfb_ms: Math.round(r.ttfbMs),
         prompt_tokens_estimated: r.estimatedPromptTokens,
         prompt_tokens_reported: r.promptTokens,
@@ -138,6 +140,7 @@ export class ProxyCall {
       evicted: p?.placement.evicted ?? [],
       queueWaitMs: this.queueWaitMs,
       latencyMs: o?.latencyMs ?? 0,
+      durationMs: performance.now() - this.startedAt,
       ttfbMs: o !== undefined && o.kind !== "failed" ? o.ttfbMs : 0,
       estimatedPromptTokens: this.estimate.tokens,
       promptTokens: p?.promptTokens ?? 0,
@@ -149,6 +152,11 @@ export class ProxyCall {
     };
     if (p?.exactPromptTokens !== undefined) r.exactPromptTokens = p.exactPromptTokens;
     if (dropped !== undefined && dropped.length > 0) r.dropped = dropped;
+    const sc = this.span.spanContext();
+    if ((sc.traceFlags & TraceFlags.SAMPLED) !== 0 && isSpanContextValid(sc)) {
+      r.traceId = sc.traceId;
+      r.spanId = sc.spanId;
+    }
     return r;
   }
 }

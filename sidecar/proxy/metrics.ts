@@ -1,9 +1,19 @@
 // Prometheus metrics of the proxy (prom-client), as ProxyHooks: register them on the sidecar's
 // registry and pass the hooks to startProxy.
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type OpenMetricsContentType,
+  type PrometheusContentType,
+  type Registry,
+} from "prom-client";
+import { createGenAiMetrics } from "./genai-metrics.js";
 import type { ProxyHooks } from "./options.js";
 
-export function createProxyMetrics(registry: Registry): ProxyHooks {
+export function createProxyMetrics(
+  registry: Registry<PrometheusContentType> | Registry<OpenMetricsContentType>,
+): ProxyHooks {
   const calls = new Counter({
     name: "kubemoot_proxy_calls_total",
     help: "Proxied inference calls by API, HTTP status and reason (empty when answered normally)",
@@ -34,8 +44,10 @@ export function createProxyMetrics(registry: Registry): ProxyHooks {
     help: "Proxied calls in flight (placing, waiting or forwarding)",
     registers: [registry],
   });
+  const genAi = createGenAiMetrics(registry);
   return {
     onCall(r) {
+      genAi(r);
       calls.inc({ api: r.api, status: String(r.status), reason: r.reason ?? "" });
       if (r.latencyMs > 0) latency.observe({ api: r.api }, r.latencyMs / 1000);
       if (r.queueWaitMs > 0) queueWait.observe(r.queueWaitMs / 1000);

@@ -25,6 +25,8 @@ export interface CallRecord {
   queueWaitMs: number;
   /** Forward start → last byte (ms); 0 when nothing was forwarded. */
   latencyMs: number;
+  /** The whole call, from its request to its end (ms). */
+  durationMs: number;
   /** Forward start → first byte of the answer (ms); 0 when none came. */
   ttfbMs: number;
   estimatedPromptTokens: number;
@@ -41,6 +43,9 @@ export interface CallRecord {
   exactPromptTokens?: number;
   /** A translated call's fields with no equivalent on the engine (X-Kubemoot-Dropped). */
   dropped?: string[];
+  /** The call's span, when it is sampled (docs/tracing.md): its trace's and its own id. */
+  traceId?: string;
+  spanId?: string;
 }
 
 export interface TruncationReport {

@@ -8,11 +8,13 @@ import type { PublishedProvider } from "../publisher/index.js";
 import type { SchedulerConfig } from "../scheduler/index.js";
 import type { StateStoreOptions } from "../state/index.js";
 
-/** The read-only web view (docs/web-view.md), as --web-listen and --web-token-file give it. */
+/** The read-only web view (docs/web-view.md), as --web-listen, --web-token-file and --web-trace-url give it. */
 export interface WebLaunch {
   /** HOST:PORT; empty = no web view. */
   listen: string;
   token?: string;
+  /** The trace link template, checked ({traceId} in an http(s) URL); absent = the id shown as text. */
+  traceUrl?: string;
   /** Provider → GPU name to show (the demo's cards); else the ModelProviders' `gpu` labels. */
   labels?: Readonly<Record<string, string>>;
 }

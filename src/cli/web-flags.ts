@@ -1,5 +1,6 @@
 // --web-listen and --web-token-file (docs/web-view.md), as operator, standalone and demo take
-// them: the address (empty: no view) and the token the file holds, checked at start.
+// them: the address (empty: no view) and the token the file holds, checked at start; and
+// --web-trace-url, the operator's trace link template, checked at start too.
 import { readFileSync } from "node:fs";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import { SETTINGS } from "../settings/index.js";
@@ -13,7 +14,10 @@ const MAX_TOKEN_FILE = 4096;
 export function webLaunchFromFlags(flags: FlagValues): WebLaunch {
   const listen = settingFromFlag(flags, SETTINGS.webListen);
   const file = settingFromFlag(flags, SETTINGS.webTokenFile);
-  if (file === undefined) return { listen };
+  // "" where the command takes no --web-trace-url (its flags hold none).
+  const traceUrl = settingFromFlag(flags, SETTINGS.webTraceUrl);
+  const trace = traceUrl ? { traceUrl } : {};
+  if (file === undefined) return { listen, ...trace };
   let text: string;
   try {
     const buf = readFileSync(file);
@@ -26,5 +30,5 @@ export function webLaunchFromFlags(flags: FlagValues): WebLaunch {
       { field: "--web-token-file" },
     );
   }
-  return { listen, token: text };
+  return { listen, token: text, ...trace };
 }

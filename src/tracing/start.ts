@@ -8,6 +8,13 @@
 import type { Logger } from "../log/index.js";
 import { tracingConfig } from "./config.js";
 
+let exporting = false;
+
+/** Whether this process exports spans (a tracing SDK was started here and not shut down). */
+export function tracingActive(): boolean {
+  return exporting;
+}
+
 export interface RunningTracing {
   /** Flushes what is queued (bounded by the exporter's timeout) and stops. */
   shutdown(): Promise<void>;
@@ -43,9 +50,11 @@ export async function startTracing(
     ],
   });
   provider.register();
+  exporting = true;
   logger.info({ service: cfg.serviceName }, "tracing: exporting spans over OTLP");
   return {
     async shutdown() {
+      exporting = false;
       await provider.shutdown().catch((err: unknown) => logger.warn({ err }, "tracing: shutdown failed"));
     },
   };

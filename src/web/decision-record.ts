@@ -3,6 +3,7 @@
 // built from the decision's names and numbers only, and its free-text fields (a refusal's
 // message, an engine's error) are cut short. The reader takes nothing it does not expect, so a
 // malformed or oversized message from any publisher is dropped, never shown.
+import { isTraceId } from "./trace-link.js";
 import type { DecisionOption, DecisionRecord } from "./view-types.js";
 
 /**
@@ -156,6 +157,6 @@ export function decodeRecord(data: Uint8Array): DecisionRecord | undefined {
   const a = attribution(o.attribution);
   if (a !== undefined) r.attribution = a;
   const traceId = str(o.traceId, 32);
-  if (traceId !== undefined && /^[0-9a-f]{32}$/.test(traceId)) r.traceId = traceId;
+  if (traceId !== undefined && isTraceId(traceId)) r.traceId = traceId;
   return r;
 }

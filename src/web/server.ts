@@ -13,6 +13,7 @@ import {
   parseHostPort,
   resolveListenerLimits,
 } from "../net/index.js";
+import { SETTINGS } from "../settings/index.js";
 import type { StateStore } from "../state/index.js";
 import { webAuth } from "./auth.js";
 import { type QueryRules, readQuery } from "./query.js";
@@ -51,6 +52,8 @@ export interface WebViewOptions {
   logger: Logger;
   /** The bearer token; undefined = none asked (keep the listener on 127.0.0.1 then). */
   token?: string;
+  /** The trace link template (KUBEMOOT_WEB_TRACE_URL), checked here too; undefined or "" = none. */
+  traceUrl?: string;
   limits?: Partial<ListenerLimits>;
   /** Where the built page is (default dist/web). */
   assetsDir?: string;
@@ -84,7 +87,8 @@ export async function startWebView(o: WebViewOptions): Promise<WebView> {
   const assets = loadAssets(o.assetsDir);
   if (assets.size === 0)
     o.logger.warn({}, "web view: the page is not built (npm run build); only the API answers");
-  const hub = new ViewHub({ state: o.state, logger: o.logger, ...o.hub });
+  const traceUrl = SETTINGS.webTraceUrl.parse(o.traceUrl);
+  const hub = new ViewHub({ state: o.state, logger: o.logger, ...o.hub, ...(traceUrl ? { traceUrl } : {}) });
   await hub.start();
 
   const fail = (res: ServerResponse, err: KubemootError, extra: Record<string, string> = {}) => {

@@ -42,6 +42,8 @@ export interface ViewHubOptions {
    * still count in the trends and the calls' stories, and show in the next snapshot.
    */
   maxDecisionsPerS?: number;
+  /** The trace link template every snapshot carries (checked by the server); absent = none. */
+  traceUrl?: string;
 }
 
 /** Decisions kept for the stream and for a call's story. */
@@ -108,6 +110,7 @@ export class ViewHub {
       decisions: this.decisions,
       demand: this.demand,
       trends: this.trends.series(),
+      ...(this.o.traceUrl ? { traceUrl: this.o.traceUrl } : {}),
     };
   }
 

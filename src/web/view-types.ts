@@ -152,6 +152,11 @@ export interface ViewSnapshot {
   decisions: DecisionRecord[];
   demand: DemandView;
   trends: TrendSeries;
+  /**
+   * The operator's trace link template (KUBEMOOT_WEB_TRACE_URL): an http(s) URL with `{traceId}`
+   * where a record's trace id goes (trace-link.ts builds the link). Absent: the id shows as text.
+   */
+  traceUrl?: string;
 }
 
 /** The events of GET /api/events, by SSE event name. */

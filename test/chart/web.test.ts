@@ -82,6 +82,7 @@ describe("the web view in the chart", () => {
       address: "127.0.0.1",
       port: 8090,
       tokenSecret: "",
+      traceUrl: "",
     });
     expect(values.networkPolicy.webFrom).toEqual([]);
     const objs = renderChart({ includeCrds: false });
@@ -116,6 +117,20 @@ describe("the web view in the chart", () => {
     expect(container(objs).ports.find((p) => p.name === "web")?.containerPort).toBe(9000);
     const v6 = renderChart({ set: [...ON, "operator.web.address=::1"], includeCrds: false });
     expect(argOf(v6, "--web-listen")).toBe("[::1]:8090");
+  });
+
+  it("traceUrl: --web-trace-url as given; none when empty; a value without {traceId} refused", async () => {
+    const url = "https://jaeger.example/trace/{traceId}";
+    const objs = renderChart({ set: [...ON, `operator.web.traceUrl=${url}`], includeCrds: false });
+    await expectValid(objs);
+    expect(argOf(objs, "--web-trace-url")).toBe(url);
+    expect(container(renderChart({ set: ON, includeCrds: false })).args).not.toContain("--web-trace-url");
+    expect(() =>
+      renderChart({
+        set: [...ON, "operator.web.traceUrl=https://jaeger.example/trace/"],
+        includeCrds: false,
+      }),
+    ).toThrow(/traceUrl/);
   });
 
   it("tokenSecret: only its key `token`, mounted read-only, and --web-token-file", async () => {

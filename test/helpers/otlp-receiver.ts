@@ -6,6 +6,7 @@
 import http from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { waitUntil } from "./wait-until.js";
 
 const require = createRequire(import.meta.url);
 
@@ -125,8 +126,30 @@ export class OtlpReceiver {
     return this.spans.filter((s) => s.traceId === traceId);
   }
 
+  /** The spans of one trace, once spans of every name in `names` arrived (10 s at most). */
+  async traceWith(traceId: string, names: string[]): Promise<ReceivedSpan[]> {
+    await waitUntil(
+      () => names.every((n) => this.trace(traceId).some((s) => s.name === n)),
+      10_000,
+      `spans ${names.join(", ")} of trace ${traceId}`,
+    );
+    return this.trace(traceId);
+  }
+
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((r) => this.server.close(() => r()));
   }
+}
+
+/** The one span named `name` among `spans`; throws when there are none or several. */
+export function oneSpan(spans: ReceivedSpan[], name: string): ReceivedSpan {
+  const found = spans.filter((s) => s.name === name);
+  if (found.length !== 1) throw new Error(`expected one span ${name}, got ${found.length}`);
+  return found[0]!;
+}
+
+/** `n` random hex digits: a trace (32) or span (16) id for a test's `traceparent`. */
+export function randomHex(n: number): string {
+  return Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join("");
 }

@@ -69,6 +69,10 @@ export interface StartSidecarOptions {
   until?: "started" | "listening";
   /** How long to wait for that line (ms); default 20 000. */
   timeoutMs?: number;
+  /** Another build's `bin/kubemoot-scheduler.js` (a benchmark's baseline); default this one's. */
+  bin?: string;
+  /** Flags for node itself (a benchmark's `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 /** A CLI command's child process, started and waited for until its output matches a line. */
@@ -90,9 +94,10 @@ export async function startCliProcess(
   line: RegExp,
   env: Record<string, string> = {},
   timeoutMs = 20_000,
+  o: Pick<StartSidecarOptions, "bin" | "nodeArgs"> = {},
 ): Promise<CliProcess & { match: RegExpExecArray }> {
   assertBuilt();
-  const proc = spawn(process.execPath, [bin, ...argv], {
+  const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), o.bin ?? bin, ...argv], {
     cwd: repoRoot,
     env: { ...process.env, KUBEMOOT_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -156,6 +161,7 @@ export async function startSidecarProcess(
     line,
     env,
     options.timeoutMs ?? 20_000,
+    options,
   );
   const out = p.output();
   const address = p.match[1]!;

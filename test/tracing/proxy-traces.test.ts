@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
-import { OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
+import { OtlpReceiver, oneSpan, randomHex } from "../helpers/otlp-receiver.js";
 import { memorySidecarArgs, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -48,28 +48,10 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const hex = (n: number) =>
-  Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join("");
-
-async function spansOf(traceId: string, names: string[]): Promise<ReceivedSpan[]> {
-  await waitUntil(
-    () => names.every((n) => receiver.trace(traceId).some((s) => s.name === n)),
-    10_000,
-    `spans ${names.join(", ")} of trace ${traceId}`,
-  );
-  return receiver.trace(traceId);
-}
-
-function one(spans: ReceivedSpan[], name: string): ReceivedSpan {
-  const found = spans.filter((s) => s.name === name);
-  expect(found, name).toHaveLength(1);
-  return found[0]!;
-}
-
 describe("traces of proxied calls", () => {
   it("continue the caller's trace through placement to the engine, with the GenAI attributes", async () => {
-    const traceId = hex(32);
-    const parent = hex(16);
+    const traceId = randomHex(32);
+    const parent = randomHex(16);
     const res = await fetch(`http://${sidecar.proxyAddress}/api/chat`, {
       method: "POST",
       headers: { traceparent: `00-${traceId}-${parent}-01`, tracestate: "vendor=1" },
@@ -81,10 +63,10 @@ describe("traces of proxied calls", () => {
     });
     expect(res.status).toBe(200);
     await res.text();
-    const spans = await spansOf(traceId, [`chat ${MODEL}`, "kubemoot.place", "POST"]);
-    const call = one(spans, `chat ${MODEL}`);
-    const place = one(spans, "kubemoot.place");
-    const engine = one(spans, "POST");
+    const spans = await receiver.traceWith(traceId, [`chat ${MODEL}`, "kubemoot.place", "POST"]);
+    const call = oneSpan(spans, `chat ${MODEL}`);
+    const place = oneSpan(spans, "kubemoot.place");
+    const engine = oneSpan(spans, "POST");
     expect(call.service).toBe("sidecar-under-test");
     expect(call.kind).toBe(SERVER);
     expect(call.parentSpanId).toBe(parent);
@@ -130,18 +112,20 @@ describe("traces of proxied calls", () => {
   });
 
   it("records a refusal on the placement span and an error on the call's", async () => {
-    const traceId = hex(32);
+    const traceId = randomHex(32);
     const res = await fetch(`http://${sidecar.proxyAddress}/api/chat`, {
       method: "POST",
-      headers: { traceparent: `00-${traceId}-${hex(16)}-01` },
+      headers: { traceparent: `00-${traceId}-${randomHex(16)}-01` },
       body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "word ".repeat(40_000) }] }),
     });
     expect(res.status).toBe(413);
-    const spans = await spansOf(traceId, [`chat ${MODEL}`, "kubemoot.place"]);
-    const call = one(spans, `chat ${MODEL}`);
+    const spans = await receiver.traceWith(traceId, [`chat ${MODEL}`, "kubemoot.place"]);
+    const call = oneSpan(spans, `chat ${MODEL}`);
     expect(call.status).toBe(2);
     expect(call.attributes["error.type"]).toBe("prompt-too-large");
-    expect(one(spans, "kubemoot.place").attributes["kubemoot.place.refusal_reason"]).toBe("prompt-too-large");
+    expect(oneSpan(spans, "kubemoot.place").attributes["kubemoot.place.refusal_reason"]).toBe(
+      "prompt-too-large",
+    );
     expect(spans.some((s) => s.name === "POST")).toBe(false);
   });
 
@@ -164,9 +148,38 @@ describe("traces of proxied calls", () => {
     expect(call.attributes["gen_ai.request.stream"]).toBe(false);
   });
 
+  it("links the GenAI latency histograms to the call's trace by OpenMetrics exemplars", async () => {
+    const traceId = randomHex(32);
+    const res = await fetch(`http://${sidecar.proxyAddress}/api/chat`, {
+      method: "POST",
+      headers: { traceparent: `00-${traceId}-${randomHex(16)}-01` },
+      body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const call = oneSpan(await receiver.traceWith(traceId, [`chat ${MODEL}`]), `chat ${MODEL}`);
+    const scrape = await fetch(`http://${sidecar.apiAddress}/metrics`);
+    expect(scrape.headers.get("content-type")).toMatch(/^application\/openmetrics-text/);
+    const text = await scrape.text();
+    expect(text.trimEnd().endsWith("# EOF")).toBe(true);
+    const exemplar = `# {trace_id="${traceId}",span_id="${call.spanId}"}`;
+    for (const name of [
+      "gen_ai_client_operation_duration_seconds_bucket",
+      "gen_ai_client_operation_time_to_first_chunk_seconds_bucket",
+      "gen_ai_client_token_usage_bucket",
+    ]) {
+      expect(
+        text.split("\n").some((l) => l.startsWith(`${name}{`) && l.includes(exemplar)),
+        name,
+      ).toBe(true);
+    }
+    // The sidecar's own counters keep their names in OpenMetrics.
+    expect(text).toMatch(/^kubemoot_proxy_calls_total\{/m);
+  });
+
   it("gives Place an RPC span whose child is the placement", async () => {
-    const traceId = hex(32);
-    const parent = hex(16);
+    const traceId = randomHex(32);
+    const parent = randomHex(16);
     const r = await client.callWithMetadata(
       "Place",
       { agent: "team/agent", threadId: "t1", candidates: [{ model: MODEL, score: 90 }] },
@@ -177,8 +190,8 @@ describe("traces of proxied calls", () => {
     expect(r.placement?.ticketId).toBeTruthy();
     await client.call("Release", { ticketId: r.placement.ticketId, outcome: "CALL_OUTCOME_UNSPECIFIED" });
     const name = "kubemoot.scheduler.v1.SchedulerService/Place";
-    const spans = await spansOf(traceId, [name, "kubemoot.place"]);
-    const rpc = one(spans, name);
+    const spans = await receiver.traceWith(traceId, [name, "kubemoot.place"]);
+    const rpc = oneSpan(spans, name);
     expect(rpc.kind).toBe(SERVER);
     expect(rpc.parentSpanId).toBe(parent);
     expect(rpc.attributes).toMatchObject({
@@ -187,6 +200,6 @@ describe("traces of proxied calls", () => {
       "rpc.method": "Place",
       "rpc.grpc.status_code": 0,
     });
-    expect(one(spans, "kubemoot.place").parentSpanId).toBe(rpc.spanId);
+    expect(oneSpan(spans, "kubemoot.place").parentSpanId).toBe(rpc.spanId);
   });
 });

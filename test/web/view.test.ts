@@ -3,8 +3,10 @@
 // Debian's chromium through playwright-core. The page loads clean, shows both cards with the VRAM
 // the published state says, a placement in the decision stream within 2 s, an eviction as a
 // change of the card's bar, a refusal with its reason, a call's story, and it comes back by
-// itself after the server restarts.
-import { mkdtempSync, rmSync } from "node:fs";
+// itself after the server restarts. A traced call's trace id shows in its story: as text to copy,
+// or, in an operator given --web-trace-url, as a link to the trace.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Kvm } from "@nats-io/kv";
@@ -12,10 +14,16 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_FLEETS, type DemoFleet, startDemoFleet, writeDemoManifests } from "../../src/demo/index.js";
+import { decisionSubject, encodeRecord } from "../../src/web/decision-record.js";
+import type { DecisionRecord } from "../../src/web/view-types.js";
 import { launchChromium, type PageProblems, watchPage } from "../helpers/browser.js";
 import { type SchedulerClient, schedulerClient } from "../helpers/grpc-client.js";
 import { freePort, NatsServer } from "../helpers/nats-server.js";
-import { type StandaloneProcess, startStandaloneProcess } from "../helpers/standalone-process.js";
+import {
+  type StandaloneProcess,
+  startOperatorProcess,
+  startStandaloneProcess,
+} from "../helpers/standalone-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const AGENT = "crew-homelab/synthesizer";
@@ -235,5 +243,103 @@ describe("the web view in chromium", () => {
       .locator(`[data-testid=decision-row][data-kind=placed][data-id="${r.placement.ticketId}"]`)
       .waitFor({ timeout: 2000 });
     await client.call("Release", { ticketId: r.placement.ticketId, outcome: "CALL_OUTCOME_UNSPECIFIED" });
+  });
+});
+
+describe("a call's trace id in the web view", () => {
+  const TRACE_URL = "https://jaeger.example/trace/{traceId}";
+  let operator: StandaloneProcess | undefined;
+
+  afterAll(async () => {
+    await operator?.stop();
+  });
+
+  /** A placement record of a traced call, published as a sidecar publishes it. */
+  function publishTraced(): { id: string; traceId: string } {
+    const id = `traced-${randomBytes(6).toString("hex")}`;
+    const traceId = randomBytes(16).toString("hex");
+    const r: DecisionRecord = {
+      v: 1,
+      id,
+      at: Date.now(),
+      kind: "placed",
+      agent: AGENT,
+      crew: "crew-homelab/homelab",
+      instance: "test-sidecar",
+      model: "qwen3:8b",
+      provider: "ollama-b",
+      engine: "ollama",
+      cold: false,
+      waitMs: 0,
+      policy: "time",
+      weight: 1,
+      traceId,
+    };
+    nc.publish(decisionSubject(AGENT), encodeRecord(r)!);
+    return { id, traceId };
+  }
+
+  /** Opens the story of call `id` on `p` once its row shows the trace marker; the story's trace fact. */
+  async function traceInStory(p: Page, id: string, traceId: string) {
+    const row = p.locator(`[data-testid=decision-row][data-kind=placed][data-id="${id}"]`);
+    await row.waitFor({ timeout: 2000 });
+    expect(await row.getByTestId("decision-trace").getAttribute("title", { timeout: 5000 })).toContain(
+      traceId,
+    );
+    await row.click();
+    const story = p.getByTestId("call-story");
+    await story.waitFor({ timeout: 5000 });
+    const trace = story.getByTestId("story-trace");
+    await trace.waitFor({ timeout: 5000 });
+    return trace;
+  }
+
+  it("shows it as text to copy where no template is set", async () => {
+    const { id, traceId } = publishTraced();
+    const trace = await traceInStory(page, id, traceId);
+    expect(await trace.textContent()).toBe(traceId);
+    expect(await trace.evaluate((e) => e.tagName)).toBe("SPAN");
+    await page.getByTestId("call-story-close").click();
+  });
+
+  it("refuses to start with a template that is not an http(s) URL with {traceId}", async () => {
+    const d = path.join(dir, "trace-refused");
+    mkdirSync(path.join(d, "manifests"), { recursive: true });
+    const started = startOperatorProcess([
+      ...["--manifests", path.join(d, "manifests"), "--bindings-dir", path.join(d, "bindings")],
+      ...["--nats", nats.url, "--web-listen", "127.0.0.1:0"],
+      ...["--web-trace-url", "https://jaeger.example/trace/"],
+    ]);
+    // One that starts anyway is stopped, not left running.
+    void started.then((p) => p.stop()).catch(() => {});
+    await expect(started).rejects.toThrow(/--web-trace-url: expected a URL with \{traceId\}/);
+  });
+
+  it("links it to the trace in an operator given --web-trace-url", async () => {
+    // The operator's view on the same NATS: no manifests of its own, it only reads.
+    const d = path.join(dir, "trace-operator");
+    mkdirSync(path.join(d, "manifests"), { recursive: true });
+    operator = await startOperatorProcess([
+      ...["--manifests", path.join(d, "manifests"), "--bindings-dir", path.join(d, "bindings")],
+      ...["--nats", nats.url, "--web-listen", "127.0.0.1:0", "--web-trace-url", TRACE_URL],
+    ]);
+    expect(operator.webUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const snapshot = (await (await fetch(`${operator.webUrl}api/snapshot`)).json()) as { traceUrl?: string };
+    expect(snapshot.traceUrl).toBe(TRACE_URL);
+    const p = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const seen = watchPage(p);
+    await p.goto(operator.webUrl);
+    await p.getByTestId("conn-status").filter({ hasText: "live" }).waitFor({ timeout: 10_000 });
+    const { id, traceId } = publishTraced();
+    const link = await traceInStory(p, id, traceId);
+    expect(await link.evaluate((e) => e.tagName)).toBe("A");
+    expect(await link.getAttribute("href")).toBe(`https://jaeger.example/trace/${traceId}`);
+    expect(await link.getAttribute("target")).toBe("_blank");
+    expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
+    expect(await link.textContent()).toBe(traceId);
+    expect(seen.consoleErrors).toEqual([]);
+    expect(seen.failedRequests).toEqual([]);
+    expect(seen.errorAnswers).toEqual([]);
+    await p.close();
   });
 });

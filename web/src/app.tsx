@@ -69,7 +69,7 @@ export function App() {
         <Panel id="decisions" title="Decisions" note={`${s.decisions.length} newest`}>
           <Decisions decisions={s.decisions} selected={story} onOpen={setStory} />
         </Panel>
-        {story !== null && <CallStory id={story} revision={revision} onClose={close} />}
+        {story !== null && <CallStory id={story} revision={revision} traceUrl={s.traceUrl} onClose={close} />}
       </main>
     </div>
   );

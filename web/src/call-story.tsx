@@ -1,7 +1,10 @@
 // The call's story in the web view (docs/web-view.md): every record of one call from GET api/calls/<id>,
-// a released call's attribution (the Attribute RPC's proto JSON) as a key → value table.
+// a released call's attribution (the Attribute RPC's proto JSON) as a key → value table, and its
+// trace id: a link when the server has a trace link template, text to copy otherwise.
 import "./call-story.css";
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { traceLink } from "../../src/web/trace-link.js";
 import type { DecisionRecord, CallStory as Story } from "../../src/web/view-types.js";
 import { optionsText } from "./decisions.js";
 import { clock, seconds, value } from "./format.js";
@@ -12,8 +15,14 @@ type Load = { state: "loading" } | { state: "error"; message: string } | { state
  * `revision` counts the records of this call in the live stream: when a new one arrives (the call
  * was released while its story is open), the story is fetched again.
  */
-export function CallStory(props: { id: string; revision: number; onClose: () => void }) {
-  const { id, revision, onClose } = props;
+export function CallStory(props: {
+  id: string;
+  revision: number;
+  /** The trace link template ("" = none). */
+  traceUrl: string;
+  onClose: () => void;
+}) {
+  const { id, revision, traceUrl, onClose } = props;
   const [load, setLoad] = useState<Load>({ state: "loading" });
 
   // revision is only a trigger: a new record of this call fetches the story again.
@@ -68,16 +77,42 @@ export function CallStory(props: { id: string; revision: number; onClose: () => 
           (load.story.records.length === 0 ? (
             <p class="empty">No records.</p>
           ) : (
-            load.story.records.map((r) => <StoryRecord key={`${r.kind}|${r.at}|${r.instance}`} r={r} />)
+            load.story.records.map((r) => (
+              <StoryRecord key={`${r.kind}|${r.at}|${r.instance}`} r={r} traceUrl={traceUrl} />
+            ))
           ))}
       </div>
     </aside>
   );
 }
 
-function StoryRecord(props: { r: DecisionRecord }) {
+/** The trace id: a link to the trace (a new tab, no referrer) with a template, else selectable text. */
+function TraceId(props: { traceId: string; traceUrl: string }) {
+  const href = traceLink(props.traceUrl, props.traceId);
+  if (href === undefined) {
+    return (
+      <span class="mono trace-id" data-testid="story-trace" title="the call's W3C trace id">
+        {props.traceId}
+      </span>
+    );
+  }
+  return (
+    <a
+      class="mono trace-id"
+      data-testid="story-trace"
+      href={href}
+      target="_blank"
+      rel="noopener noreferrer"
+      title="open the call's trace"
+    >
+      {props.traceId}
+    </a>
+  );
+}
+
+function StoryRecord(props: { r: DecisionRecord; traceUrl: string }) {
   const { r } = props;
-  const facts: [string, string][] = [
+  const facts: [string, ComponentChildren][] = [
     ["agent", r.agent],
     ["crew", r.crew],
     ["sidecar", r.instance],
@@ -94,7 +129,7 @@ function StoryRecord(props: { r: DecisionRecord }) {
   if (r.reason) facts.push(["reason", r.reason]);
   if (r.message) facts.push(["message", r.message]);
   if (r.weight !== 1) facts.push(["stands for", `${r.weight} calls`]);
-  if (r.traceId) facts.push(["trace", r.traceId]);
+  if (r.traceId) facts.push(["trace", <TraceId traceId={r.traceId} traceUrl={props.traceUrl} />]);
   const attribution = r.attribution ? Object.entries(r.attribution) : [];
   return (
     <section class={`story-record kind-${r.kind}`} data-testid="story-record" data-kind={r.kind}>

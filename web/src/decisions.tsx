@@ -83,6 +83,11 @@ function Row(props: { d: DecisionRecord; selected: boolean; onOpen: (id: string)
               evicted {d.evicted.join(", ")}
             </span>
           )}
+          {d.traceId && (
+            <span class="d-trace" data-testid="decision-trace" title={`traced: ${d.traceId}`}>
+              trace
+            </span>
+          )}
           {d.waitMs > 0 && (
             <span class="d-wait" title="waited for capacity">
               wait {seconds(d.waitMs / 1000)}

@@ -29,6 +29,8 @@ export interface ViewState {
   demand: DemandView;
   stepMs: number;
   points: TrendPoint[];
+  /** The trace link template the server was given ("" = none: trace ids show as text). */
+  traceUrl: string;
 }
 
 let state: ViewState = {
@@ -42,6 +44,7 @@ let state: ViewState = {
   demand: { models: [], crews: [], refusals: [] },
   stepMs: 5000,
   points: [],
+  traceUrl: "",
 };
 const listeners = new Set<() => void>();
 
@@ -103,6 +106,7 @@ function onSnapshot(v: unknown): void {
     demand: s.demand,
     stepMs: s.trends.stepMs > 0 ? s.trends.stepMs : 5000,
     points: points.slice(-MAX_POINTS),
+    traceUrl: typeof s.traceUrl === "string" ? s.traceUrl : "",
   });
 }
 

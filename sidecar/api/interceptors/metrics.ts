@@ -2,10 +2,18 @@
 // counted when they end) and the time to answer a unary call.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { Counter, Histogram, type Registry } from "prom-client";
+import {
+  Counter,
+  Histogram,
+  type OpenMetricsContentType,
+  type PrometheusContentType,
+  type Registry,
+} from "prom-client";
 import { observeCalls } from "./outcome.js";
 
-export function metricsInterceptor(registry: Registry) {
+export function metricsInterceptor(
+  registry: Registry<PrometheusContentType> | Registry<OpenMetricsContentType>,
+) {
   const calls = new Counter({
     name: "kubemoot_rpc_calls_total",
     help: "API calls by method and status code (ok, invalid_argument, …), counted when they end",

@@ -200,6 +200,8 @@ class SseToNdjson implements FrameTap {
     }
     if (typeof c.finish_reason === "string") {
       this.finish = c.finish_reason;
+      // The engine's own reason, as an untranslated stream's report has it (framing.ts).
+      this.rep.finishReason = c.finish_reason.slice(0, 32);
       out += this.flushCalls();
     }
     return out;

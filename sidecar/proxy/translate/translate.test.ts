@@ -279,7 +279,14 @@ describe("OpenAI SSE → Ollama NDJSON", () => {
       eval_count: 4,
       model: "m",
     });
-    expect(tap.report()).toEqual({ promptTokens: 10, outputTokens: 4, done: true, error: undefined });
+    // The span's finish reason is the engine's own (docs/tracing.md), not the translated one.
+    expect(tap.report()).toEqual({
+      promptTokens: 10,
+      outputTokens: 4,
+      done: true,
+      error: undefined,
+      finishReason: "tool_calls",
+    });
   });
 
   it("the engine's cached share becomes prompt_eval_cached_count: usage details, or llama.cpp's timings", () => {

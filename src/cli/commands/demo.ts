@@ -42,7 +42,13 @@ a status line every 5 seconds. Ctrl-C stops everything.`,
       description: "how much faster than real GPUs the emulated ones load and generate",
       value: "X",
     },
-    ...settingFlags("demo", SETTINGS.webListen, SETTINGS.webTokenFile, SETTINGS.logLevel),
+    ...settingFlags(
+      "demo",
+      SETTINGS.webListen,
+      SETTINGS.webTokenFile,
+      SETTINGS.webTraceUrl,
+      SETTINGS.logLevel,
+    ),
   },
   async run(flags, _positionals, host) {
     const durationS = numberFlag(flags, "duration", 0);

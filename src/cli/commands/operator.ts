@@ -75,6 +75,7 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
       SETTINGS.healthListen,
       SETTINGS.webListen,
       SETTINGS.webTokenFile,
+      SETTINGS.webTraceUrl,
     ),
     "probe-interval-ms": { type: "string", default: "10000", description: "provider probe interval" },
     ...settingFlags("operator", SETTINGS.logLevel),
@@ -108,11 +109,12 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
       "--topology-allowed-hosts",
     );
     const leaderElection = leaderElectionFromEnv(process.env);
+    // Checked (the token file read, the trace link template) before anything opens.
+    const webLaunch = webLaunchFromFlags(flags);
     const state = await openStateStore(target === "memory" ? "memory" : target.split(","), {
       logger,
       ...natsStateOptions(),
     });
-    const webLaunch = webLaunchFromFlags(flags);
     let op: RunningOperator | undefined;
     // Every replica serves the view (it only reads), a standby waiting for its Lease included.
     const web = webLaunch.listen
@@ -121,6 +123,7 @@ not ready, and a leader that loses the Lease exits to restart as a standby.`,
           state,
           logger,
           ...(webLaunch.token !== undefined ? { token: webLaunch.token } : {}),
+          ...(webLaunch.traceUrl ? { traceUrl: webLaunch.traceUrl } : {}),
           hub: { labelOf: (p) => op?.gpuLabel(p) },
         })
       : undefined;

@@ -1,0 +1,62 @@
+// The other sidecars bench place measures beside the plain one (docs/benchmarks.md "place"): the
+// same build tracing every call (100 % sampling, exporting to a collector stand-in), and
+// optionally another build's sidecar (a baseline commit). Each runs on a nats-server of its own
+// with the same provider state, so that no sidecar wakes for another's ticket writes while it
+// is measured.
+import { ProviderPublisher } from "../../src/publisher/index.js";
+import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
+import { ProviderStateWriter } from "../../src/state/provider-state.js";
+import { schedulerClient } from "../../test/helpers/grpc-client.js";
+import { NatsServer } from "../../test/helpers/nats-server.js";
+import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+
+export interface Variant {
+  name: string;
+  sidecar: SidecarProcess;
+  client: ReturnType<typeof schedulerClient>;
+  natsPid: number | undefined;
+  close(): Promise<void>;
+}
+
+export interface VariantOptions {
+  name: string;
+  emulatorUrl: string;
+  /** Added to the sidecar's environment (the OTEL_* variables of the traced one). */
+  env?: Record<string, string>;
+  /** Another build's bin/kubemoot-scheduler.js. */
+  bin?: string;
+}
+
+export async function startVariant(o: VariantOptions): Promise<Variant> {
+  const nats = await NatsServer.start();
+  const kv = await connectNatsKv({ servers: nats.url });
+  const bucket = await kv.bucket(PROVIDER_STATE_BUCKET, bucketSettings(1)[PROVIDER_STATE_BUCKET]!);
+  const publisher = new ProviderPublisher({ sink: new ProviderStateWriter(bucket), intervalMs: 60_000 });
+  await publisher.setProviders([
+    { name: "bench-gpu", endpoint: o.emulatorUrl, totalVramMiB: 81920, maxParallel: 64 },
+  ]);
+  await publisher.probeNow();
+  const sidecar = await startSidecarProcess(
+    ["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""],
+    o.env ?? {},
+    {
+      ...(o.bin ? { bin: o.bin } : {}),
+      // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the variants.
+      nodeArgs: (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+    },
+  );
+  const client = schedulerClient(sidecar.apiAddress);
+  return {
+    name: o.name,
+    sidecar,
+    client,
+    natsPid: nats.pid,
+    async close() {
+      client.close();
+      await sidecar.stop();
+      await publisher.stop();
+      await kv.close();
+      await nats.dispose();
+    },
+  };
+}
