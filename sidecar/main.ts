@@ -113,7 +113,8 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     ...(o.limits ? { limits: o.limits } : {}),
     stateConnection,
     interceptors: [
-      tracingInterceptor(),
+      // Off, not even the API's no-op spans: an untraced sidecar pays nothing per call for it.
+      ...(tracingActive() ? [tracingInterceptor()] : []),
       metricsInterceptor(metrics.registry),
       loggingInterceptor(log),
       identityInterceptor(o.config.agent),

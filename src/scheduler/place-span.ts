@@ -2,7 +2,7 @@
 // asks for a GPU (a Place, a Wait, the proxy's acquire), covering its waiting, with events for
 // the wait, each replan and each lost claim, and the decision's attributes at its end. A place
 // attempt inside a call that already has the span adds to it; one outside (the Place RPC)
-// opens its own. Without a tracer provider every call here is a no-op on a non-recording span.
+// opens its own. Untraced (no SDK started), the call runs without any span, not even a no-op one.
 import {
   type Context,
   context,
@@ -12,7 +12,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { explainPlan, type PlanRequest, type SnapshotIndex } from "../core/index.js";
-import { ATTR, EVENT, SPAN, tracer } from "../tracing/index.js";
+import { ATTR, EVENT, SPAN, tracer, tracingActive } from "../tracing/index.js";
 import type { PlaceInput, PlacementOut, PlaceOutcome, RefusalOut } from "./types.js";
 
 const KEY = createContextKey("kubemoot.place span state");
@@ -51,6 +51,8 @@ export async function inPlaceSpan<T>(
   fn: () => Promise<T>,
   end: (span: Span, result: T) => void,
 ): Promise<T> {
+  // Untraced: not even the no-op span and its contexts (docs/tracing.md "Configuration").
+  if (!tracingActive()) return fn();
   const { s, ctx } = open(input, policy);
   const { span } = s;
   try {
@@ -77,6 +79,10 @@ export async function* inPlaceSpanStream<T>(
   events: AsyncGenerator<T>,
   last: (span: Span, ev: T) => void,
 ): AsyncGenerator<T> {
+  if (!tracingActive()) {
+    yield* events;
+    return;
+  }
   const { s, ctx } = open(input, policy);
   const { span } = s;
   try {
