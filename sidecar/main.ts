@@ -28,6 +28,7 @@ import {
   startApiServer,
   tracingInterceptor,
 } from "./api/index.js";
+import { openDiscussions } from "./discussions.js";
 import { endpointGuard } from "./endpoint-guard.js";
 import { createSidecarMetrics, type MetricsRegistry } from "./metrics.js";
 import { ollamaOps } from "./ollama-ops.js";
@@ -150,10 +151,12 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
   const holderId = o.config.agent
     ? agentHolderId(o.config.agent, process.pid)
     : `${hostname()}/${process.pid}`;
+  const discussions = await openDiscussions(state.kv, log);
   const scheduler: Scheduler = new Scheduler({
     state,
     config: o.config,
     ops,
+    discussions: discussions.link,
     hooks: composeHooks(
       metrics.hooks,
       // The web view's feed (docs/web-view.md "Decision records").
@@ -203,6 +206,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
     await api.close();
     await publisher?.stop();
     await ops.close();
+    await discussions.close();
     await opened.close();
     throw err;
   }
@@ -225,6 +229,7 @@ export async function startSidecar(o: SidecarOptions): Promise<RunningSidecar> {
         await api.close();
         await publisher?.stop();
         await ops.close();
+        await discussions.close();
         await opened.close();
         log.info({}, "sidecar stopped");
       })();

@@ -18,21 +18,26 @@ Decision records for the web view (plain core NATS, no JetStream): a sidecar pub
 agent's on kubemoot.decisions.<ns>; a sidecar user may publish only its namespaces' subjects
 (scoped) or any one-token subject there (kubemoot, like its writes). The operator, whose web view
 shows them, subscribes to kubemoot.decisions.> and publishes none; sidecars follow none.
+Per-discussion bindings (docs/rules/binding.md §9): both roles read kubemoot_discussion_bindings;
+only the operator creates and writes it. Sidecars publish discussion events
+(kubemoot.discussion.<thread>.open|close: thread ids carry no namespace, so any thread); the
+operator subscribes to them.
 Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), "namespaces"
 (the sidecar user's; DNS labels, so each is one subject token).
 */}}
 {{- define "kubemoot.natsPermissions" -}}
-{{- $buckets := list "kubemoot_provider_state" "kubemoot_provider_tickets" "kubemoot_model_demand" }}
+{{- $buckets := list "kubemoot_provider_state" "kubemoot_provider_tickets" "kubemoot_model_demand" "kubemoot_discussion_bindings" }}
 {{- $tickets := "$KV.kubemoot_provider_tickets" }}
 {{- $demand := "$KV.kubemoot_model_demand" }}
 {{- $writes := list }}
 {{- $records := list }}
 {{- if eq .role "operator" }}
-{{- $writes = list "$KV.kubemoot_provider_state.>" }}
+{{- $writes = list "$KV.kubemoot_provider_state.>" "$KV.kubemoot_discussion_bindings.>" }}
 {{- else if eq .layout "kubemoot" }}
 {{- $writes = list (printf "%s.>" $tickets) (printf "%s.>" $demand) }}
-{{- $records = list "kubemoot.decisions.*" }}
+{{- $records = list "kubemoot.decisions.*" "kubemoot.discussion.*.*" }}
 {{- else if eq .layout "scoped" }}
+{{- $records = list "kubemoot.discussion.*.*" }}
 {{- range .namespaces }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" .) }}
 {{- fail (printf "nats.auth.sidecars[].namespaces: %q is not a namespace name (a DNS label)" .) }}
@@ -71,6 +76,7 @@ subscribe:
     - "_INBOX.>"
     {{- if eq .role "operator" }}
     - "kubemoot.decisions.>"
+    - "kubemoot.discussion.*.*"
     {{- end }}
 {{- end }}
 

@@ -99,7 +99,8 @@ export function placeInput(
     // Asked for as the providers publish them: an engine's `tiny`, not `tiny:latest`.
     candidates: callCandidates(
       request.model,
-      headers.candidates ?? scheduler.candidatesFor(headers.phase, []),
+      headers.candidates ??
+        scheduler.candidatesFor(headers.phase, [], headers.agent || settings.agent, headers.threadId),
     ).map((c) => ({ ...c, model: spell?.get(c.model) ?? c.model })),
     ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
     // The scheduler estimates from the chars (and keeps the generous count for refusals).

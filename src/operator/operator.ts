@@ -6,7 +6,8 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { ErrorCode, KubemootError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { ProviderPublisher, type PublishedProvider, publishNeededFrom } from "../publisher/index.js";
-import type { StateStore } from "../state/index.js";
+import { DiscussionBindings, type StateStore } from "../state/index.js";
+import { DiscussionBinder } from "./discussions/index.js";
 import { FileFleet, KubernetesFleet, withExtraProviders } from "./fleet/index.js";
 import { type HealthServer, startHealthServer } from "./health.js";
 import { createKubernetesBinding, LeaderElector, loadKubeConfig } from "./kube/index.js";
@@ -168,6 +169,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       })
     : undefined;
   const source = extras ?? binding.source;
+  const discussions = await startDiscussionBinder(o.state, log);
   let reconciler: Reconciler | undefined;
   let gpuLabels = new Map<string, string>();
   reconciler = await startReconciler({
@@ -176,6 +178,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     logger: log,
     ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
     engineMismatches: () => publisher.engineMismatches(),
+    onResult: (r) => discussions?.binder.setSnapshot(r.snapshot),
     onProviders: (list) => {
       gpuLabels = new Map(list.flatMap((p) => (p.labels.gpu ? [[p.name, p.labels.gpu] as const] : [])));
       void publisher.setProviders(
@@ -232,9 +235,37 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       await topology?.stop();
       await fleet?.stop();
       await reconciler?.stop();
+      await discussions?.stop();
       await publisher.stop();
       await elector?.stop();
       await health?.close();
+    },
+  };
+}
+
+/**
+ * The discussion binder over the state's KV (docs/rules/binding.md §9), run where the reconciler
+ * runs (the leader, standalone). A bucket that cannot be opened leaves discussions on their
+ * agents' static candidates, with a warning: the operator's own work goes on.
+ */
+async function startDiscussionBinder(
+  state: StateStore,
+  log: Logger,
+): Promise<{ binder: DiscussionBinder; stop(): Promise<void> } | undefined> {
+  let bindings: DiscussionBindings;
+  try {
+    bindings = await DiscussionBindings.open(state.kv, 1, { logger: log });
+  } catch (err) {
+    log.warn({ err: String(err) }, "discussion bindings: bucket not opened; per-discussion binding is off");
+    return undefined;
+  }
+  const binder = new DiscussionBinder({ bus: state.kv.messages, bindings, logger: log });
+  binder.start();
+  return {
+    binder,
+    async stop() {
+      await binder.stop();
+      await bindings.close();
     },
   };
 }

@@ -153,6 +153,20 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv, agentFlag?: strin
 }
 
 /**
+ * PERMISSION_DENIED unless this sidecar may act for `agent`: a sidecar started for an agent
+ * serves that agent only; one without (standalone, demo) serves every agent.
+ */
+export function assertServesAgent(cfg: Pick<SchedulerConfig, "agent">, agent: string, field: string): void {
+  const own = cfg.agent;
+  if (own === "" || agent === own) return;
+  throw new KubemootError(
+    ErrorCode.PermissionDenied,
+    `${field}: this sidecar serves ${quoteInput(own)} only, not ${quoteInput(agent)}`,
+    { field },
+  );
+}
+
+/**
  * A crew a Commit may record a selection for: with an agent, its own crew (KUBEMOOT_CREW)
  * when one is configured, else a crew of its own namespace. Without an agent, any.
  */

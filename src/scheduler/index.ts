@@ -19,6 +19,7 @@ export type {
   AttributionOut,
   CallOutcome,
   DecisionEvent,
+  DiscussionLink,
   Phase,
   PlaceInput,
   PlacementOut,

@@ -18,7 +18,7 @@ import {
 import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
 import { SETTINGS } from "../settings/index.js";
 import { type Acquired, type CallLoopDeps, neverForwarded, placeOrWait, settleLoop } from "./call-loop.js";
-import { assertCrewAllowed, type SchedulerConfig } from "./config.js";
+import { assertCrewAllowed, assertServesAgent, type SchedulerConfig } from "./config.js";
 import {
   cachedPrefixesOf,
   conversationKey,
@@ -71,6 +71,7 @@ export class Scheduler {
   private readonly writes: StateWrites;
   private readonly placement: Placement;
   private readonly loopDeps: CallLoopDeps;
+  private readonly discussions: SchedulerOptions["discussions"];
   private closed = false;
   /** The agent's conversations: where each last ran (a call's own is on its ledger entry). */
   private readonly conversations = new Conversations();
@@ -83,6 +84,7 @@ export class Scheduler {
     this.ops = o.ops;
     this.now = o.now ?? Date.now;
     this.hooks = o.hooks ?? {};
+    this.discussions = o.discussions;
     this.ledger = new CallLedger(this.now, o.attributionCapacity);
     const timers = o.timers ?? realTimers;
     this.held = new HeldPlans(timers);
@@ -140,23 +142,19 @@ export class Scheduler {
   }
 
   /** The candidates a call chooses among: the request's, else the configured list. */
-  candidatesFor(phase: Phase, given: Candidate[]): Candidate[] {
+  /** The call's candidates: its own, else its thread's published binding's, else the configured ones. */
+  candidatesFor(phase: Phase, given: Candidate[], agent = "", threadId = ""): Candidate[] {
     if (given.length > 0) return given;
+    const bound = threadId
+      ? this.discussions?.candidates(agent || this.cfg.agent, threadId, phase)
+      : undefined;
+    if (bound !== undefined && bound.length > 0) return bound;
     return phase === "triage" ? this.cfg.candidatesTriage : this.cfg.candidatesMulling;
   }
 
-  /**
-   * PERMISSION_DENIED unless this sidecar may act for `agent`: a sidecar started for an agent
-   * serves that agent only; one without (standalone, demo) serves every agent.
-   */
+  /** PERMISSION_DENIED unless this sidecar may act for `agent` (config.ts). */
   assertServes(agent: string, field = "agent"): void {
-    const own = this.cfg.agent;
-    if (own === "" || agent === own) return;
-    throw new KubemootError(
-      ErrorCode.PermissionDenied,
-      `${field}: this sidecar serves ${quoteInput(own)} only, not ${quoteInput(agent)}`,
-      { field },
-    );
+    assertServesAgent(this.cfg, agent, field);
   }
 
   /** PERMISSION_DENIED unless a Commit by this sidecar may record a selection for `crew`. */
@@ -183,7 +181,7 @@ export class Scheduler {
     this.assertOpen();
     this.assertServes(input.agent);
     const started = performance.now();
-    const candidates = this.candidatesFor(input.phase, input.candidates);
+    const candidates = this.candidatesFor(input.phase, input.candidates, input.agent, input.threadId);
     if (candidates.length === 0) {
       throw new KubemootError(
         ErrorCode.InvalidArgument,
@@ -377,7 +375,8 @@ export class Scheduler {
     this.assertOpen();
     this.assertServes(input.agent);
     this.assertCrew(input.crew);
-    const candidates = this.candidatesFor(input.phase, input.candidates);
+    if (input.threadId) this.discussions?.opened(input.agent || this.cfg.agent, input.threadId);
+    const candidates = this.candidatesFor(input.phase, input.candidates, input.agent, input.threadId);
     const models = candidates.map((c) => c.model);
     await Promise.all([
       this.state.demand.putIntents(input.agent, input.threadId, models),
@@ -427,6 +426,7 @@ export class Scheduler {
   /** Releases a thread's held plan and intents; returns how many tickets were released. */
   async endThread(agent: string, threadId: string): Promise<number> {
     this.assertServes(agent);
+    this.discussions?.closed(agent || this.cfg.agent, threadId);
     const released = (await this.dropHeld(threadKey(agent, threadId))) ? 1 : 0;
     await this.state.demand.clearThread(threadId, agent).catch((err) => this.warn("clear intents", err));
     return released;

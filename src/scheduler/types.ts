@@ -225,4 +225,16 @@ export interface SchedulerOptions {
    * passes its own, so that equal ranks break the same way in every run.
    */
   instanceId?: string;
+  /** Per-discussion bindings (docs/rules/binding.md §9); absent: every thread uses the static candidates. */
+  discussions?: DiscussionLink;
+}
+
+/** What the scheduler asks of per-discussion bindings (docs/rules/binding.md §9). */
+export interface DiscussionLink {
+  /** The ranked candidates bound to the agent's thread and phase, when a binding is published. */
+  candidates(agent: string, threadId: string, phase: Phase): Candidate[] | undefined;
+  /** The agent's thread is live (a Commit): the binder binds it. */
+  opened(agent: string, threadId: string): void;
+  /** The thread ended (EndThread): its bindings go. */
+  closed(agent: string, threadId: string): void;
 }

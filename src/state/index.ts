@@ -9,6 +9,27 @@ export type { CapacityWatch, ChangeResult } from "./capacity-watch.js";
 export type { ClaimRefusalReason, ClaimRequest, ClaimResult, ClaimStats } from "./claim-types.js";
 export { LEASE_GRACE_MS } from "./defaults.js";
 export { type DemandBoard, type DemandSnapshot, demandSnapshotOf } from "./demand.js";
+export {
+  DISCUSSION_BINDING_REFRESH_MS,
+  DISCUSSION_BINDINGS_BUCKET,
+  type DiscussionBindingEvent,
+  DiscussionBindings,
+} from "./discussion-bindings.js";
+export {
+  type DiscussionBinding,
+  type DiscussionPhase,
+  decodeDiscussionBinding,
+  encodeDiscussionBinding,
+  isDiscussionThreadId,
+  validatePhase,
+  validateThreadId,
+} from "./discussion-codec.js";
+export {
+  DISCUSSION_EVENTS_FILTER,
+  type DiscussionEvent,
+  decodeDiscussionEvent,
+  encodeDiscussionEvent,
+} from "./discussion-events.js";
 export type {
   BucketSettings,
   KvBucket,

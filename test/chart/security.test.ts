@@ -33,7 +33,12 @@ const named = (objs: K8sObject[], kind: string, suffix: string) =>
   objs.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
 
 const pub = (u: NatsUser) => u.permissions.publish.allow;
-const BUCKETS = ["kubemoot_provider_state", "kubemoot_provider_tickets", "kubemoot_model_demand"];
+const BUCKETS = [
+  "kubemoot_provider_state",
+  "kubemoot_provider_tickets",
+  "kubemoot_model_demand",
+  "kubemoot_discussion_bindings",
+];
 
 /** What a sidecar user of `namespaces` may publish to in the scoped key layout, in the chart's order. */
 function scopedWrites(namespaces: string[]): string[] {
@@ -119,17 +124,24 @@ describe("least-privilege NATS users", () => {
     await expectValid(objs);
   });
 
-  it("one user per role: only the operator writes provider state and creates buckets", () => {
+  it("one user per role: only the operator writes provider state and discussion bindings, and creates buckets", () => {
     expect(users.map((u) => u.nkey)).toEqual([OP_NKEY, SC_NKEY, SC2_NKEY]);
     const [op, ...sidecars] = users;
     expect(pub(op!)).toContain("$KV.kubemoot_provider_state.>");
-    expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual(["$KV.kubemoot_provider_state.>"]);
-    expect(pub(op!).filter((s) => s.includes(".STREAM.CREATE."))).toHaveLength(3);
+    expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual([
+      "$KV.kubemoot_provider_state.>",
+      "$KV.kubemoot_discussion_bindings.>",
+    ]);
+    expect(pub(op!).filter((s) => s.includes(".STREAM.CREATE."))).toHaveLength(4);
     for (const u of sidecars) {
       expect(pub(u).filter((s) => s.includes("kubemoot_provider_state") && !s.startsWith("$JS."))).toEqual(
         [],
       );
       expect(pub(u).filter((s) => s.includes(".STREAM.CREATE."))).toEqual([]);
+      expect(
+        pub(u).filter((s) => s.includes("kubemoot_discussion_bindings") && !s.startsWith("$JS.")),
+      ).toEqual([]);
+      expect(pub(u)).toContain("kubemoot.discussion.*.*");
       expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
     }
     for (const u of users) {
@@ -137,14 +149,14 @@ describe("least-privilege NATS users", () => {
         // No wildcard outside one bucket's own subjects (or one namespace token of the decision
         // records'), and nothing that deletes or purges.
         expect(s, s).toMatch(
-          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>)|kubemoot\.decisions\.([a-z0-9-]+|[*]))$/,
+          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>)|kubemoot\.decisions\.([a-z0-9-]+|[*])|kubemoot\.discussion\.[*]\.[*])$/,
         );
         expect(s).not.toMatch(/DELETE\.KV_[^.]+$|PURGE|STREAM\.UPDATE|STREAM\.DELETE|MSG\.DELETE/);
       }
     }
   });
 
-  it("every user reads the three buckets through the JetStream API, pull consumers' MSG.NEXT included", () => {
+  it("every user reads the four buckets through the JetStream API, pull consumers' MSG.NEXT included", () => {
     const reads = BUCKETS.flatMap((b) => [
       `$JS.API.STREAM.INFO.KV_${b}`,
       `$JS.API.STREAM.MSG.GET.KV_${b}`,
@@ -247,9 +259,12 @@ describe("NATS key layouts and sidecar namespaces", () => {
       "$KV.kubemoot_provider_tickets.>",
       "$KV.kubemoot_model_demand.>",
     ]);
-    expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual(["$KV.kubemoot_provider_state.>"]);
+    expect(pub(op!).filter((s) => s.startsWith("$KV."))).toEqual([
+      "$KV.kubemoot_provider_state.>",
+      "$KV.kubemoot_discussion_bindings.>",
+    ]);
     // The reads do not depend on the layout.
-    expect(pub(sidecar!).filter((s) => s.includes("MSG.NEXT"))).toHaveLength(3);
+    expect(pub(sidecar!).filter((s) => s.includes("MSG.NEXT"))).toHaveLength(4);
     expect(operatorEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
     expect(injectedEnv(objs).KUBEMOOT_KEY_LAYOUT).toBe("kubemoot");
   });

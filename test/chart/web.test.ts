@@ -240,7 +240,11 @@ describe("NATS rights for decision records", () => {
       "kubemoot.decisions.crew-b",
     ]);
     expect(decisions(c!.permissions.publish.allow)).toEqual(["kubemoot.decisions.crew-c"]);
-    expect(op!.permissions.subscribe.allow).toEqual(["_INBOX.>", "kubemoot.decisions.>"]);
+    expect(op!.permissions.subscribe.allow).toEqual([
+      "_INBOX.>",
+      "kubemoot.decisions.>",
+      "kubemoot.discussion.*.*",
+    ]);
     // The operator publishes no record; sidecars follow none.
     expect(decisions(op!.permissions.publish.allow)).toEqual([]);
     for (const u of [a!, c!]) expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
@@ -252,7 +256,11 @@ describe("NATS rights for decision records", () => {
       expect(decisions(u.permissions.publish.allow)).toEqual(["kubemoot.decisions.*"]);
       expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
     }
-    expect(op!.permissions.subscribe.allow).toEqual(["_INBOX.>", "kubemoot.decisions.>"]);
+    expect(op!.permissions.subscribe.allow).toEqual([
+      "_INBOX.>",
+      "kubemoot.decisions.>",
+      "kubemoot.discussion.*.*",
+    ]);
     expect(decisions(op!.permissions.publish.allow)).toEqual([]);
   });
 });

@@ -16,6 +16,8 @@ import { ProviderPublisher } from "../../src/publisher/index.js";
 import {
   agentHolderId,
   bucketSettings,
+  type DiscussionBinding,
+  DiscussionBindings,
   MODEL_DEMAND_BUCKET,
   openStateStore,
   type StateStore,
@@ -63,6 +65,8 @@ const operatorUser = newUser("operator");
 const sidecarUser = newUser("sidecar");
 let nats: NatsServer;
 let operatorStore: StateStore;
+/** The discussion bindings as the operator opens them at start (creating the bucket). */
+let operatorBindings: DiscussionBindings;
 let publisher: ProviderPublisher;
 let emulator: EmulatorHandle;
 let sidecar: SidecarProcess;
@@ -98,6 +102,7 @@ beforeAll(async () => {
   nats = await NatsServer.start({ config: chartAuthorization(operatorUser, sidecarUser) });
   // Buckets are the operator's to create: it opens the state first.
   operatorStore = await openStateStore(nats.url, { nats: { credsFile: operatorUser.seedFile } });
+  operatorBindings = await DiscussionBindings.open(operatorStore.kv);
   emulator = await startEmulator({
     listen: "127.0.0.1:0",
     vramMiB: 24563,
@@ -128,6 +133,7 @@ afterAll(async () => {
   const code = await sidecar?.stop();
   await publisher?.stop();
   await emulator?.close();
+  operatorBindings?.close();
   await operatorStore?.close();
   await nats?.dispose();
   rmSync(dir, { recursive: true, force: true });
@@ -216,6 +222,39 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
       await waitUntil(async () => (await liveTickets()) === 0);
       await waitUntil(async () => (await operatorStore.tickets.everything()).conversations.copies.size === 0);
       expect(nats.log()).not.toMatch(/Violation/);
+    });
+
+    it("reads the discussion bindings the operator writes, and may not write one", async () => {
+      const bindings = await DiscussionBindings.open(store.kv);
+      try {
+        const value: DiscussionBinding = {
+          v: 1,
+          kind: "binding",
+          thread: "t-perm",
+          phase: "mulling",
+          agent: "crew/a1",
+          model: "qwen3:14b",
+          provider: "solo",
+          candidates: [{ model: "qwen3:14b", score: 60 }],
+          reason: "bound to qwen3:14b on solo",
+          revision: 1,
+          boundAt: new Date().toISOString(),
+        };
+        await operatorBindings.publish(value);
+        await waitUntil(() => bindings.get("t-perm", "mulling") !== undefined);
+        expect(bindings.get("t-perm", "mulling")).toEqual(value);
+        const before = nats.log().length;
+        const err = await bindings.publish({ ...value, provider: "elsewhere", revision: 2 }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(String(err)).toMatch(/permission/i);
+        await waitUntil(() =>
+          violation("$KV.kubemoot_discussion_bindings.t-perm.mulling").test(nats.log().slice(before)),
+        );
+      } finally {
+        bindings.close();
+      }
     });
 
     it("may not publish a conversation record in another namespace", async () => {

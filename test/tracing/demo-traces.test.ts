@@ -57,11 +57,11 @@ it("the demo exports its proxied calls' spans with GenAI attributes, and a place
   for (const call of calls) {
     expect(call.service).toBe("kubemoot-demo");
     expect(call.name).toBe(`chat ${call.attributes["gen_ai.request.model"]}`);
-    expect(call.attributes).toMatchObject({
-      "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": "ollama",
-      "gen_ai.request.stream": true,
-    });
+    expect(call.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.stream": true });
+    // The demo's cards are Ollama; a call the stop cut off before it was placed reached none.
+    expect(call.attributes["gen_ai.provider.name"]).toBe(
+      call.attributes["gen_ai.response.model"] !== undefined ? "ollama" : "_OTHER",
+    );
     placeOf(call);
   }
   // The calls that ran to their end: the engine's token counts, and the copy they ran on.

@@ -65,6 +65,8 @@ export interface ReconcileResult {
   /** Why it ran, e.g. ["initial"] or ["manifests changed (file change)", "provider states"]. */
   reasons: string[];
   bind: BindResult;
+  /** What was bound: the source's objects with the provider states applied (the discussion binder's input). */
+  snapshot: ClusterSnapshot;
   report: SinkReport;
   /** Agents with at least one unschedulable phase. */
   unschedulableAgents: number;
@@ -332,6 +334,7 @@ class ReconcileLoop implements Reconciler {
       at: now,
       reasons: batch.reasons,
       bind: result,
+      snapshot,
       report,
       unschedulableAgents,
       retryInMs,

@@ -1,0 +1,170 @@
+// Per-discussion bindings over NATS (docs/rules/binding.md §9), end to end: a real nats-server,
+// the operator as a process reading a manifests directory, two emulated GPUs of which only one
+// is declared at first, and a sidecar process for the crew's coordinator. A thread opened by
+// Commit is bound by the operator's discussion binder; a provider that joins mid-discussion
+// rebinds it, and the thread's next mulling call uses the new binding with no restart of the
+// sidecar; EndThread removes its bindings. The bindings are read here as any NATS client reads
+// them: the bucket, through the project's reader of its public format.
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
+import {
+  connectNatsKv,
+  type DiscussionBinding,
+  DiscussionBindings,
+  type KvStore,
+} from "../../src/state/index.js";
+import { schedulerClient } from "../helpers/grpc-client.js";
+import { NatsServer } from "../helpers/nats-server.js";
+import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
+import { type StandaloneProcess, startOperatorProcess } from "../helpers/standalone-process.js";
+import { waitUntil } from "../helpers/wait-until.js";
+
+const CATALOG = { "qwen3:32b": 20000, "qwen3:14b": 9000, "qwen3:8b": 4863 };
+const AGENT = "crew-homelab/synthesizer";
+let nats: NatsServer;
+let kv: KvStore;
+let reader: DiscussionBindings;
+let gpuA: EmulatorHandle;
+let gpuB: EmulatorHandle;
+let dir: string;
+let manifests: string;
+let operator: StandaloneProcess;
+let sidecar: SidecarProcess;
+let client: ReturnType<typeof schedulerClient>;
+
+/** The example providers with the emulators' URLs; `withA` false leaves the RTX 5090 out. */
+function writeProviders(withA: boolean): void {
+  const docs = readFileSync(path.join(repoRoot, "examples/prod/providers.yaml"), "utf8")
+    .replace("http://ollama-a.kubemoot.svc:11434", gpuA.url)
+    .replace("http://ollama-b.kubemoot.svc:11434", gpuB.url)
+    .split(/^---$/m);
+  const kept = withA ? docs : docs.filter((d) => !/name: ollama-a/.test(d));
+  writeFileSync(path.join(manifests, "providers.yaml"), kept.join("---"));
+}
+
+beforeAll(async () => {
+  nats = await NatsServer.start();
+  kv = await connectNatsKv({ servers: nats.url });
+  reader = await DiscussionBindings.open(kv);
+  const gpu = (vramMiB: number) =>
+    startEmulator({ listen: "127.0.0.1:0", vramMiB, models: CATALOG, contextLength: 8192, timeScale: 0.01 });
+  gpuA = await gpu(32605);
+  gpuB = await gpu(24563);
+  dir = mkdtempSync(path.join(os.tmpdir(), "kubemoot-discussions-"));
+  manifests = path.join(dir, "manifests");
+  mkdirSync(manifests, { recursive: true });
+  for (const f of ["crew/namespace.yaml", "crew/agents.yaml", "crew/policy.yaml", "prod/models.yaml"])
+    copyFileSync(path.join(repoRoot, "examples", f), path.join(manifests, f.replace("/", "-")));
+  writeProviders(false);
+  operator = await startOperatorProcess([
+    "--manifests",
+    manifests,
+    "--bindings-dir",
+    path.join(dir, "out"),
+    "--nats",
+    nats.url,
+    "--probe-interval-ms",
+    "300",
+  ]);
+  sidecar = await startSidecarProcess(["--nats", nats.url, "--proxy-listen", ""], {
+    KUBEMOOT_NAMESPACE: "crew-homelab",
+    KUBEMOOT_AGENT_NAME: "synthesizer",
+    // The pod's static list: what a thread without a binding uses.
+    KUBEMOOT_MODEL_CANDIDATES_MULLING: '[{"model":"qwen3:8b","score":10}]',
+  });
+  client = schedulerClient(sidecar.apiAddress);
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await sidecar?.stop();
+  await operator?.stop();
+  await reader?.close();
+  await kv?.close();
+  await gpuA?.close();
+  await gpuB?.close();
+  await nats?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function bindingWhere(
+  thread: string,
+  ok: (b: DiscussionBinding) => boolean,
+  what: string,
+): Promise<DiscussionBinding> {
+  await waitUntil(
+    () => {
+      const b = reader.get(thread, "mulling");
+      return b !== undefined && ok(b);
+    },
+    20_000,
+    `${what}\n${operator.output()}`,
+  );
+  return reader.get(thread, "mulling")!;
+}
+
+/** A mulling call of the thread with no candidates of its own, on its best candidate only. */
+async function place(thread: string): Promise<{ provider: string; model: string }> {
+  const r = await client.call("Place", {
+    threadId: thread,
+    phase: "mulling",
+    tolerance: 0,
+    promptChars: 200,
+  });
+  expect(r.result, JSON.stringify(r)).toBe("placement");
+  await client.call("Release", {
+    ticketId: r.placement.ticketId,
+    outcome: "CALL_OUTCOME_SUCCEEDED",
+    latencyMs: 5,
+  });
+  return { provider: r.placement.provider, model: r.placement.model };
+}
+
+it("rebinds a thread when a provider joins mid-discussion; its next call uses it, with no restart", async () => {
+  const pid = sidecar.proc.pid;
+  const committed = await client.call("Commit", {
+    threadId: "t1",
+    phase: "mulling",
+    candidates: [{ model: "qwen3:8b", score: 10 }],
+  });
+  expect(["planned", "refusal"]).toContain(committed.result);
+  const first = await bindingWhere("t1", (b) => b.kind === "binding", "t1's first binding");
+  expect(first).toMatchObject({ agent: AGENT, provider: "ollama-b", revision: 1 });
+  expect(first.candidates[0]?.model).toBe(first.model);
+  // The Commit's held plan (made before any binding, on the Commit's own candidates) serves the
+  // thread's first call; the calls after it take the thread's binding.
+  expect((await place("t1")).model).toBe("qwen3:8b");
+  expect(await place("t1")).toEqual({ provider: "ollama-b", model: first.model });
+
+  writeProviders(true);
+  const rebound = await bindingWhere(
+    "t1",
+    (b) => b.provider === "ollama-a",
+    "t1 rebound to the joined ollama-a",
+  );
+  expect(rebound.revision).toBe(2);
+  expect(rebound.reason).toMatch(/^rebound from .* on ollama-b to .* on ollama-a/);
+  expect(await place("t1")).toEqual({ provider: "ollama-a", model: rebound.model });
+  expect(sidecar.proc.pid).toBe(pid);
+  expect(sidecar.proc.exitCode).toBeNull();
+});
+
+it("ends a thread's bindings with EndThread", async () => {
+  await client.call("Commit", {
+    threadId: "t2",
+    phase: "mulling",
+    candidates: [{ model: "qwen3:8b", score: 10 }],
+  });
+  await bindingWhere("t2", (b) => b.kind === "binding", "t2's binding");
+  await client.call("EndThread", { threadId: "t2" });
+  await waitUntil(
+    () => reader.get("t2", "mulling") === undefined && reader.get("t2", "triage") === undefined,
+    10_000,
+    "t2's bindings removed",
+  );
+  // A thread with no binding uses the pod's static candidates again.
+  expect((await place("t2")).model).toBe("qwen3:8b");
+});
