@@ -49,11 +49,8 @@ async function startTraced(endpoint: string): Promise<RunningTracing> {
     version: string;
   };
   const logger = pino({ base: { component: "tracing" }, level: "warn" }, pino.destination(2));
-  const tracing = await startTracing("sidecar", version, logger, {
-    ...process.env,
-    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-    OTEL_TRACES_SAMPLER: "always_on",
-  });
+  // process.env now holds both: the SDK's exporter and sampler read it, and so does the switch.
+  const tracing = await startTracing("sidecar", version, logger, process.env);
   if (!tracing) throw new Error("tracing did not start (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none?)");
   return tracing;
 }

@@ -60,23 +60,30 @@ export function createGenAiMetrics(
   });
   return (r) => {
     const labels = labelsOf(r);
-    const exemplarLabels =
+    const exemplar =
       enableExemplars && r.traceId !== undefined && r.spanId !== undefined
         ? { trace_id: r.traceId, span_id: r.spanId }
         : undefined;
-    const observe = (h: Histogram<string>, l: Partial<Labels> & Record<string, string>, value: number) => {
-      if (exemplarLabels !== undefined) h.observe({ labels: l, value, exemplarLabels });
-      else h.observe(l, value);
-    };
-    observe(duration, labels, r.durationMs / 1000);
+    observe(duration, labels, r.durationMs / 1000, exemplar);
     const { error_type: _, ...ok } = labels;
-    if (r.promptTokens > 0) observe(tokens, { ...ok, gen_ai_token_type: "input" }, r.promptTokens);
-    if (r.outputTokens > 0) observe(tokens, { ...ok, gen_ai_token_type: "output" }, r.outputTokens);
+    if (r.promptTokens > 0) observe(tokens, { ...ok, gen_ai_token_type: "input" }, r.promptTokens, exemplar);
+    if (r.outputTokens > 0) observe(tokens, { ...ok, gen_ai_token_type: "output" }, r.outputTokens, exemplar);
     if (r.stream && r.ttfbMs > 0 && labels.error_type === "") {
       // From the request, as the agent sees it: the wait for a GPU and the forward's first byte.
-      observe(firstChunk, ok, (r.durationMs - r.latencyMs + r.ttfbMs) / 1000);
+      observe(firstChunk, ok, (r.durationMs - r.latencyMs + r.ttfbMs) / 1000, exemplar);
     }
   };
+}
+
+/** One observation, with its call's trace as the exemplar when there is one. */
+function observe(
+  h: Histogram<string>,
+  labels: Record<string, string>,
+  value: number,
+  exemplarLabels: Record<string, string> | undefined,
+): void {
+  if (exemplarLabels !== undefined) h.observe({ labels, value, exemplarLabels });
+  else h.observe(labels, value);
 }
 
 function labelsOf(r: CallRecord): Labels {
