@@ -108,6 +108,34 @@ describe("bucket mirror", () => {
     expect(mirror.get("a.2")?.value).toBe("two");
   });
 
+  it("a read waiting for the copy to come back fails at once when the connection drops", async () => {
+    // The watch ends while the client still counts itself connected (NATS reports the drop a
+    // moment later) and the new watch cannot start: a read then waits for the copy. The drop
+    // must end that wait, not the catch-up timeout (here longer than the test's own limit).
+    let watches = 0;
+    const secondHangs = (b: KvBucket): KvBucket =>
+      wrapBucket(b, {
+        watch: (o) => (++watches > 1 ? new Promise<KvWatch>(() => undefined) : b.watch(o)),
+      });
+    const clock = new ManualClock();
+    const kv = new MemoryKvStore({ now: clock.now });
+    const raw = await kv.bucket("m", { history: 1, ttlMs: 0, maxValueBytes: 0, replicas: 1 });
+    const mirror = new BucketMirror<string>({
+      bucket: secondHangs(raw),
+      connection: kv.connection,
+      decode: text,
+      now: clock.now,
+      catchUpTimeoutMs: 60_000,
+    });
+    mirrors.push(mirror as BucketMirror<unknown>);
+    await mirror.start();
+    (raw as unknown as { endWatches(): void }).endWatches();
+    while (watches < 2) await new Promise((r) => setTimeout(r, 5));
+    const read = mirror.fresh();
+    kv.setOnline(false);
+    await expect(read).rejects.toSatisfy((e) => KubemootError.is(e, ErrorCode.StateUnavailable));
+  });
+
   it("rebuilds a watch that stopped delivering (a silently dead consumer)", async () => {
     let watches = 0;
     const stallFirst = (b: KvBucket): KvBucket =>

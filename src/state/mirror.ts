@@ -83,7 +83,8 @@ export class BucketMirror<T> {
     /** Set for waits that give up (false) when the copy is lost (disconnect, restart). */
     lost?: () => void;
   }>();
-  private readonly syncWaiters = new Set<() => void>();
+  /** Called on sync (resolves), on close or on a dropped connection (rejects with the reason). */
+  private readonly syncWaiters = new Set<(reason?: string) => void>();
   private wake: (() => void) | null = null;
   private readonly abandon: (() => void)[] = [];
   private readonly unsubscribe: () => void;
@@ -101,6 +102,9 @@ export class BucketMirror<T> {
         this.wake?.();
         return;
       }
+      // A read waiting for the copy cannot get one until the connection is back: it hears
+      // "unavailable" now, not at its catch-up timeout (docs/rules/state.md §11).
+      for (const w of [...this.syncWaiters]) w("disconnected");
       this.restart("disconnected");
     });
   }
@@ -354,11 +358,11 @@ export class BucketMirror<T> {
   private waitSynced(timeoutMs: number): Promise<void> {
     if (this.synced) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const done = () => {
+      const done = (reason = "closed") => {
         clearTimeout(timer);
         this.syncWaiters.delete(done);
         if (this.synced) resolve();
-        else reject(stateUnavailable(`${this.name}: closed`));
+        else reject(stateUnavailable(`${this.name}: ${reason}`));
       };
       const timer = setTimeout(() => {
         this.syncWaiters.delete(done);
