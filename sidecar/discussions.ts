@@ -1,14 +1,13 @@
 // The sidecar's side of per-discussion bindings (docs/rules/binding.md §9): it tells the binder a
 // thread is live (Commit) or ended (EndThread) on `kubemoot.discussion.<thread>.{open,close}`, and
 // reads the bindings the binder publishes, so a call of a bound thread uses its thread's ranked
-// candidates instead of the pod's static ones, with no restart. It only reads the bucket; a
-// binding of another agent, of an id that is not a key token, or one that says no model fits,
-// leaves the call on its static candidates. The bucket is the operator's to create: until it
-// exists (or while this NATS user may not read it), calls use their static candidates, and the
-// sidecar tries again in the background.
-import type { Candidate } from "../src/core/index.js";
+// candidates instead of the pod's static ones, with no restart. It only reads the bucket. A
+// binding of another agent, or of an id that is not a key token, leaves the call on its static
+// candidates; one that says no model fits refuses a call that relies on it (unschedulable). The
+// bucket is the operator's to create: until it exists (or while this NATS user may not read
+// it), calls use their static candidates, and the sidecar tries again in the background.
 import type { Logger } from "../src/log/index.js";
-import type { DiscussionLink, Phase } from "../src/scheduler/index.js";
+import type { DiscussionLink, Phase, ThreadBinding } from "../src/scheduler/index.js";
 import {
   DiscussionBindings,
   encodeDiscussionEvent,
@@ -52,11 +51,13 @@ export async function openDiscussions(kv: KvStore, log: Logger): Promise<Sidecar
   };
   return {
     link: {
-      candidates(agent: string, threadId: string, phase: Phase): Candidate[] | undefined {
+      binding(agent: string, threadId: string, phase: Phase): ThreadBinding | undefined {
         if (!bindings || !isDiscussionThreadId(threadId)) return undefined;
         const b = bindings.get(threadId, phase);
-        if (b === undefined || b.agent !== agent || b.kind !== "binding") return undefined;
-        return b.candidates;
+        if (b === undefined || b.agent !== agent) return undefined;
+        return b.kind === "binding"
+          ? { kind: "binding", revision: b.revision, candidates: b.candidates }
+          : { kind: "unschedulable", revision: b.revision, reason: b.reason };
       },
       opened: (agent, threadId) => tell("open", agent, threadId),
       closed: (agent, threadId) => tell("close", agent, threadId),

@@ -157,5 +157,6 @@ export function attributionHeaders(
     "x-kubemoot-expected-cached-tokens": String(Math.round(p.expectedCachedTokens)),
     ...(p.priority !== undefined ? { "x-kubemoot-priority": p.priority } : {}),
     "x-kubemoot-queue-position": String(p.queuePosition ?? 0),
+    ...(p.bindingRevision ? { "x-kubemoot-binding-revision": String(p.bindingRevision) } : {}),
   };
 }

@@ -92,16 +92,22 @@ export function placeInput(
   checkKnown(call.ctx, request.model, headers, names);
   const spell = names?.spell;
   if (!request.loadOnly) call.estimate = scheduler.promptEstimate(0, request.promptChars);
+  const agent = headers.agent || settings.agent;
+  // Without candidates of its own, the request's model falls back to its thread's binding's
+  // (docs/rules/binding.md §9), else the pod's; the request's model itself is always tried.
+  const bound =
+    headers.candidates === undefined
+      ? scheduler.candidatesFor({ phase: headers.phase, candidates: [], agent, threadId: headers.threadId })
+      : undefined;
   return {
     agent: headers.agent || settings.agent,
     threadId: headers.threadId,
     phase: headers.phase,
     // Asked for as the providers publish them: an engine's `tiny`, not `tiny:latest`.
-    candidates: callCandidates(
-      request.model,
-      headers.candidates ??
-        scheduler.candidatesFor(headers.phase, [], headers.agent || settings.agent, headers.threadId),
-    ).map((c) => ({ ...c, model: spell?.get(c.model) ?? c.model })),
+    candidates: callCandidates(request.model, headers.candidates ?? bound?.candidates ?? []).map((c) => ({
+      ...c,
+      model: spell?.get(c.model) ?? c.model,
+    })),
     ...(headers.tolerance !== undefined ? { tolerance: headers.tolerance } : {}),
     // The scheduler estimates from the chars (and keeps the generous count for refusals).
     promptTokens: 0,
@@ -110,6 +116,7 @@ export function placeInput(
     cannotWait: headers.cannotWait,
     conversation: conversationOf(headers, request, headers.agent || settings.agent),
     ...(headers.priority !== undefined ? { priority: headers.priority } : {}),
+    ...(bound?.bindingRevision ? { bindingRevision: bound.bindingRevision } : {}),
   };
 }
 

@@ -25,6 +25,9 @@ export function refusalError(r: RefusalOut, settings: ProxySettings, waitedMs: n
         reason: "model-not-found",
         detail: { model },
       });
+    case "unschedulable":
+      // Never from the proxy: its request names a model, which is always tried (binding.md §9).
+      return new KubemootError(ErrorCode.Internal, r.message);
     case "provider-unavailable":
       return new KubemootError(ErrorCode.ProviderFailure, r.message, {
         reason: "provider-unavailable",

@@ -187,6 +187,7 @@ export function placementMessage(p: PlacementOut): MessageInitShape<typeof Place
     expectedCachedPromptTokens: BigInt(Math.round(p.expectedCachedTokens)),
     priority: p.priority ?? "",
     queuePosition: BigInt(p.queuePosition ?? 0),
+    bindingRevision: BigInt(p.bindingRevision ?? 0),
   };
 }
 
@@ -218,6 +219,7 @@ const REASONS: Record<RefusalOut["reason"], Refusal_Reason> = {
   "prompt-too-large": Refusal_Reason.PROMPT_TOO_LARGE,
   "provider-unavailable": Refusal_Reason.PROVIDER_UNAVAILABLE,
   "model-unknown": Refusal_Reason.MODEL_UNKNOWN,
+  unschedulable: Refusal_Reason.UNSCHEDULABLE,
 };
 
 export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSchema> {
@@ -233,6 +235,7 @@ export function refusalMessage(r: RefusalOut): MessageInitShape<typeof RefusalSc
         ? 0n
         : BigInt(Math.max(1, Math.round(r.estimatedWaitS * 1000))),
     queuePosition: BigInt(r.queuePosition ?? 0),
+    bindingRevision: BigInt(r.bindingRevision ?? 0),
   };
 }
 
@@ -256,6 +259,7 @@ export function attributionMessage(a: AttributionOut): MessageInitShape<typeof A
     prefillSavedMs: BigInt(Math.round(a.prefillSavedMs)),
     priority: a.priority,
     queuePosition: BigInt(a.queuePosition),
+    bindingRevision: BigInt(a.bindingRevision),
     truncated: a.truncated,
     success: a.success,
     outcome: OUTCOMES[a.outcome],

@@ -80,7 +80,8 @@ export interface RefusedCall {
  * - "stand-aside": everything else, at once.
  */
 export function afterRefusal(
-  refusal: Pick<Refusal, "reason" | "waitable">,
+  // A string: the sidecar adds reasons of its own (a thread's unschedulable binding), never waitable.
+  refusal: { readonly reason: string; readonly waitable: boolean },
   call: RefusedCall,
 ): "static-fallback" | "wait" | "stand-aside" {
   if (call.cannotWait && call.hasStaticBinding && refusal.reason !== "prompt-too-large") {

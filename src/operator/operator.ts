@@ -121,6 +121,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     // a newer probe time: read from the tickets bucket (docs/rules/state.md §2.2).
     publishNeeded: publishNeededFrom(() => o.state.tickets.everything()),
     onPublish: () => reconciler?.setProviderStates(publisher.states()),
+    onFailingChange: () => discussions?.binder.setFailingProviders(publisher.failingProviders()),
   });
   const files = o.manifests.length > 0;
   const kubeConfig = files ? undefined : (o.kubeConfig ?? loadKubeConfig());

@@ -113,6 +113,26 @@ describe("publishing on change plus a heartbeat", () => {
     expect(writes[2]!.lastProbedAt).toBe("2026-06-11T00:00:30Z");
   });
 
+  it("says when a provider's probes start and stop failing, long before it is published not ready", async () => {
+    let changes = 0;
+    const { gpu, probeAt, publisher } = await setup({ onFailingChange: () => changes++ });
+    await probeAt(0);
+    expect([...publisher.failingProviders()]).toEqual([]);
+    const port = gpu.port;
+    await gpu.close();
+    const writes = await probeAt(10_000);
+    // One failure: the state stays ready (the threshold is 3), but the provider is failing.
+    expect(writes.map((w) => w.ready)).toEqual([true]);
+    expect([...publisher.failingProviders()]).toEqual(["gpu"]);
+    expect(changes).toBe(1);
+    await probeAt(20_000);
+    expect(changes).toBe(1);
+    await emulator(port);
+    await probeAt(30_000);
+    expect([...publisher.failingProviders()]).toEqual([]);
+    expect(changes).toBe(2);
+  });
+
   it("rewrites an unchanged state once heartbeatMs has passed since the last write", async () => {
     const { probeAt } = await setup({ heartbeatMs: 25_000 });
     await probeAt(0);

@@ -80,6 +80,12 @@ export interface PublisherOptions {
   logger?: Logger;
   /** Called after every publish (tests, the operator's status writer). */
   onPublish?: (state: ProviderState) => void;
+  /**
+   * Called when a provider's latest probe starts or stops failing, before the failures reach
+   * the threshold that publishes it not ready (the discussion binder moves threads off it at
+   * once; docs/rules/binding.md §9). See failingProviders().
+   */
+  onFailingChange?: () => void;
 }
 
 interface Entry {
@@ -229,7 +235,23 @@ export class ProviderPublisher {
     return e.running;
   }
 
+  /** Providers whose latest probe failed (one failure or more in a row). */
+  failingProviders(): Set<string> {
+    const out = new Set<string>();
+    for (const [name, e] of this.entries) if (e.tracker.consecutiveFailures > 0) out.add(name);
+    return out;
+  }
+
   private async probe(e: Entry): Promise<void> {
+    const wasFailing = e.tracker.consecutiveFailures > 0;
+    try {
+      await this.probeOnce(e);
+    } finally {
+      if (wasFailing !== e.tracker.consecutiveFailures > 0) this.o.onFailingChange?.();
+    }
+  }
+
+  private async probeOnce(e: Entry): Promise<void> {
     const name = e.config.name;
     try {
       const state = e.prober ? await this.probeEngine(e, e.prober) : await this.probeOllama(e, e.client!);

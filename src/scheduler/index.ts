@@ -26,4 +26,5 @@ export type {
   ProviderOps,
   RefusalOut,
   SchedulerHooks,
+  ThreadBinding,
 } from "./types.js";

@@ -38,6 +38,19 @@ export interface CallEntry extends AttributionOut {
   fairCharged?: number;
 }
 
+/** A placed turn of a conversation: recorded at Release when the call succeeds (placement.md §5.5). */
+export function notePlacedTurn(
+  e: CallEntry | undefined,
+  conversation: ConversationRef,
+  key: string | undefined,
+  expectedCachedTokens: number,
+): void {
+  if (!e) return;
+  e.conversation = conversation;
+  if (key !== undefined) e.conversationKey = key;
+  e.expectedCachedPromptTokens = expectedCachedTokens;
+}
+
 /**
  * Calls remembered for Attribute (the oldest released ones are forgotten first): an agent asks
  * about a call it has just made, and this covers over half an hour of a busy agent calling
@@ -118,6 +131,7 @@ export class CallLedger {
       engine: p.engine,
       priority: p.priority ?? "",
       queuePosition: p.queuePosition ?? 0,
+      bindingRevision: p.bindingRevision ?? 0,
       loadMs: 0,
       released: false,
       staticFallback: p.staticFallback,
@@ -235,5 +249,6 @@ export function publicEntry(e: CallEntry): AttributionOut {
     engine: e.engine,
     priority: e.priority,
     queuePosition: e.queuePosition,
+    bindingRevision: e.bindingRevision,
   };
 }

@@ -16,7 +16,6 @@ import {
   selectionPromptTokens,
 } from "../core/index.js";
 import { ErrorCode, KubemootError, quoteInput } from "../errors/index.js";
-import { SETTINGS } from "../settings/index.js";
 import { type Acquired, type CallLoopDeps, neverForwarded, placeOrWait, settleLoop } from "./call-loop.js";
 import { assertCrewAllowed, assertServesAgent, type SchedulerConfig } from "./config.js";
 import {
@@ -28,7 +27,7 @@ import {
 import { type ConversationRef, Conversations } from "./conversations.js";
 import { type FairRead, FairShare, type FairTurn } from "./fair-share.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
-import { type CallEntry, CallLedger, type PromptEstimate } from "./ledger.js";
+import { type CallEntry, CallLedger, notePlacedTurn, type PromptEstimate } from "./ledger.js";
 import {
   acquiredAttributes,
   hasPlaceSpan,
@@ -41,6 +40,13 @@ import { Placement } from "./placement.js";
 import { releaseForeign } from "./release-foreign.js";
 import { StateWrites } from "./state-writes.js";
 import type { SchedulerStore } from "./store.js";
+import {
+  type CallCandidates,
+  callCandidates,
+  requireCandidates,
+  stampBindingRevision,
+  unschedulableRefusal,
+} from "./thread-binding.js";
 import { realTimers } from "./timers.js";
 import type {
   AttributionOut,
@@ -141,15 +147,14 @@ export class Scheduler {
     return this.ledger.promptEstimate(promptTokens, promptChars);
   }
 
-  /** The candidates a call chooses among: the request's, else the configured list. */
   /** The call's candidates: its own, else its thread's published binding's, else the configured ones. */
-  candidatesFor(phase: Phase, given: Candidate[], agent = "", threadId = ""): Candidate[] {
-    if (given.length > 0) return given;
-    const bound = threadId
-      ? this.discussions?.candidates(agent || this.cfg.agent, threadId, phase)
-      : undefined;
-    if (bound !== undefined && bound.length > 0) return bound;
-    return phase === "triage" ? this.cfg.candidatesTriage : this.cfg.candidatesMulling;
+  candidatesFor(call: {
+    phase: Phase;
+    candidates: Candidate[];
+    agent: string;
+    threadId: string;
+  }): CallCandidates {
+    return callCandidates(this.cfg, this.discussions, call);
   }
 
   /** PERMISSION_DENIED unless this sidecar may act for `agent` (config.ts). */
@@ -181,15 +186,10 @@ export class Scheduler {
     this.assertOpen();
     this.assertServes(input.agent);
     const started = performance.now();
-    const candidates = this.candidatesFor(input.phase, input.candidates, input.agent, input.threadId);
-    if (candidates.length === 0) {
-      throw new KubemootError(
-        ErrorCode.InvalidArgument,
-        `candidates: empty, and no ${(input.phase === "triage" ? SETTINGS.candidatesTriage : SETTINGS.candidatesMulling).name} is configured`,
-        { field: "candidates" },
-      );
-    }
     const { tokens, generous } = this.promptEstimate(input.promptTokens, input.promptChars);
+    const resolved = this.candidatesFor(input);
+    const candidates = resolved.candidates;
+    if (resolved.unschedulable === undefined) requireCandidates(input.phase, candidates);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
     const ownKey = input.conversation
       ? conversationKey(input.agent || this.cfg.agent, input.conversation.id)
@@ -197,7 +197,8 @@ export class Scheduler {
     let cachedPrefixes: CachedPrefix[] = [];
 
     let decision: Decision | undefined;
-    let outcome: PlaceOutcome | undefined;
+    let outcome: PlaceOutcome | undefined =
+      resolved.unschedulable !== undefined ? unschedulableRefusal(input, resolved, tokens) : undefined;
     const fairTurn = turn ?? this.fair.newTurn();
     let deferral: FairDeferral | undefined;
     let fairRead: FairRead | undefined;
@@ -259,6 +260,7 @@ export class Scheduler {
       if (outcome.kind === "refused")
         this.fair.annotate(outcome.refusal, deferral, input, fairTurn, fairRead);
     }
+    stampBindingRevision(outcome, resolved.bindingRevision || (input.bindingRevision ?? 0), this.ledger);
     if (outcome.kind === "placed" && !outcome.placement.staticFallback) {
       const p = outcome.placement;
       this.fair.admitted(p, input, tokens, fairTurn, this.ledger.get(p.ticketId));
@@ -266,12 +268,7 @@ export class Scheduler {
     if (outcome.kind === "placed" && input.conversation) {
       const p = outcome.placement;
       p.expectedCachedTokens = cachedTokensAt(cachedPrefixes, p.provider, p.model);
-      const entry = this.ledger.get(p.ticketId);
-      if (entry) {
-        entry.conversation = input.conversation;
-        if (ownKey !== undefined) entry.conversationKey = ownKey;
-        entry.expectedCachedPromptTokens = p.expectedCachedTokens;
-      }
+      notePlacedTurn(this.ledger.get(p.ticketId), input.conversation, ownKey, p.expectedCachedTokens);
     }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started, input, queueWaitMs);
     return outcome;
@@ -376,7 +373,12 @@ export class Scheduler {
     this.assertServes(input.agent);
     this.assertCrew(input.crew);
     if (input.threadId) this.discussions?.opened(input.agent || this.cfg.agent, input.threadId);
-    const candidates = this.candidatesFor(input.phase, input.candidates, input.agent, input.threadId);
+    const resolved = this.candidatesFor(input);
+    const candidates = resolved.candidates;
+    const ratio = this.ledger.charsPerToken;
+    const tokens =
+      input.promptChars > 0 ? estimateTokens(input.promptChars, ratio) : selectionPromptTokens(ratio);
+    if (resolved.unschedulable !== undefined) return unschedulableRefusal(input, resolved, tokens);
     const models = candidates.map((c) => c.model);
     await Promise.all([
       this.state.demand.putIntents(input.agent, input.threadId, models),
@@ -386,9 +388,6 @@ export class Scheduler {
     ]);
     const key = threadKey(input.agent, input.threadId);
     await this.dropHeld(key);
-    const ratio = this.ledger.charsPerToken;
-    const tokens =
-      input.promptChars > 0 ? estimateTokens(input.promptChars, ratio) : selectionPromptTokens(ratio);
     const tolerance = input.tolerance ?? this.cfg.tolerance;
     const { index: ix } = await this.placement.snapshot(models);
     const decision = plan(ix, {
@@ -413,6 +412,7 @@ export class Scheduler {
     };
     const placement = await this.placement.reserve(decision, base, tokens, 0, true);
     if (!placement) return this.placement.refusalOutcome(undefined, candidates, tokens, base);
+    stampBindingRevision({ kind: "placed", placement }, resolved.bindingRevision, this.ledger);
     this.held.hold(key, placement, this.cfg.heldPlanTtlMs, () => {
       void this.dropHeld(key);
     });

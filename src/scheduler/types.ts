@@ -4,13 +4,13 @@ import type {
   Band,
   CallOutcome,
   Candidate,
+  RefusalReason as CoreRefusalReason,
   Decision,
   Phase,
   PlacementSnapshot,
   PlannerOptions,
   PlanRequest,
   Refusal,
-  RefusalReason,
   SnapshotIndex,
 } from "../core/index.js";
 import type { SchedulerConfig } from "./config.js";
@@ -18,7 +18,13 @@ import type { ConversationRef } from "./conversations.js";
 import type { SchedulerStore } from "./store.js";
 import type { SchedulerTimers } from "./timers.js";
 
-export type { CallOutcome, Phase, RefusalReason };
+export type { CallOutcome, Phase };
+
+/**
+ * Why Place refused: the planner's reasons, and `unschedulable` — the call took its thread's
+ * published binding, which says no model fits the phase (docs/rules/binding.md §9).
+ */
+export type RefusalReason = CoreRefusalReason | "unschedulable";
 
 export interface PlaceInput {
   /** "namespace/name"; validated by the caller. */
@@ -36,6 +42,11 @@ export interface PlaceInput {
   conversation?: ConversationRef | undefined;
   /** The call's priority band (docs/rules/fairness.md §2); undefined = the sidecar's. */
   priority?: Band | undefined;
+  /**
+   * The revision of the thread's binding whose candidates `candidates` came from, when the
+   * caller resolved them itself (the proxy; docs/rules/binding.md §9); 0 or absent: none.
+   */
+  bindingRevision?: number;
 }
 
 export interface PlacementOut {
@@ -59,10 +70,15 @@ export interface PlacementOut {
   priority?: Band;
   /** Waiting calls ranked ahead of it when it began to wait (§3); 0 when it never waited behind any. */
   queuePosition?: number;
+  /** The thread's binding revision its candidates came from (binding.md §9); 0 when none. */
+  bindingRevision?: number;
 }
 
-export interface RefusalOut extends Refusal {
+export interface RefusalOut extends Omit<Refusal, "reason"> {
+  reason: RefusalReason;
   promptTokens: number;
+  /** The thread's binding revision the call was decided on (binding.md §9); 0 or absent: none. */
+  bindingRevision?: number;
   /** Waiting calls ranked ahead of this one for its model (docs/rules/fairness.md §3), when fair share ranked it. */
   queuePosition?: number;
   /** Set when the fair-share gate held a claim back for better-ranked waiters (§3). */
@@ -147,6 +163,8 @@ export interface AttributionOut {
   priority: Band | "";
   /** Waiting calls ranked ahead of it when it began to wait; 0 when none. */
   queuePosition: number;
+  /** The thread's binding revision the call was placed by (binding.md §9); 0 when none. */
+  bindingRevision: number;
 }
 
 export interface CommitInput {
@@ -231,10 +249,16 @@ export interface SchedulerOptions {
 
 /** What the scheduler asks of per-discussion bindings (docs/rules/binding.md §9). */
 export interface DiscussionLink {
-  /** The ranked candidates bound to the agent's thread and phase, when a binding is published. */
-  candidates(agent: string, threadId: string, phase: Phase): Candidate[] | undefined;
+  /** The agent's thread's published binding for the phase, when there is one. */
+  binding(agent: string, threadId: string, phase: Phase): ThreadBinding | undefined;
   /** The agent's thread is live (a Commit): the binder binds it. */
   opened(agent: string, threadId: string): void;
   /** The thread ended (EndThread): its bindings go. */
   closed(agent: string, threadId: string): void;
 }
+
+/** A thread's published binding for one phase, as a call uses it (docs/rules/binding.md §9). */
+export type ThreadBinding =
+  | { kind: "binding"; revision: number; candidates: Candidate[] }
+  /** No model fits the phase: `reason` is the binder's (binding.md §6). */
+  | { kind: "unschedulable"; revision: number; reason: string };

@@ -124,7 +124,7 @@ const attribution: AttributionOut = {
   ...{ placedAtMs: T0, releasedAtMs: T0 + 9000, latencyMs: 9000, estimatedPromptTokens: 900 },
   ...{ promptTokens: 1200, cachedPromptTokens: 0, expectedCachedPromptTokens: 0, prefillSavedMs: 0 },
   ...{ truncated: false, success: true, outcome: "succeeded", error: "", fromPlan: false },
-  ...{ engine: "ollama", priority: "interactive", queuePosition: 2 },
+  ...{ engine: "ollama", priority: "interactive", queuePosition: 2, bindingRevision: 0 },
 };
 
 /** A placement of `placement` reported for `inp`, as the scheduler reports it. */

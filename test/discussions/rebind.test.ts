@@ -8,6 +8,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import {
@@ -15,6 +16,7 @@ import {
   type DiscussionBinding,
   DiscussionBindings,
   type KvStore,
+  openStateStore,
 } from "../../src/state/index.js";
 import { schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
@@ -66,8 +68,10 @@ beforeAll(async () => {
     path.join(dir, "out"),
     "--nats",
     nats.url,
+    // One probe a second: a dead provider's state goes not ready only after three failed
+    // probes (2 s after the first), while its threads must move at the first.
     "--probe-interval-ms",
-    "300",
+    "1000",
   ]);
   sidecar = await startSidecarProcess(["--nats", nats.url, "--proxy-listen", ""], {
     KUBEMOOT_NAMESPACE: "crew-homelab",
@@ -141,8 +145,15 @@ it("rebinds a thread when a provider joins mid-discussion; its next call uses it
   expect(first.candidates[0]?.model).toBe(first.model);
   // The Commit's held plan (made before any binding, on the Commit's own candidates) serves the
   // thread's first call; the calls after it take the thread's binding.
-  expect((await place("t1")).model).toBe("qwen3:8b");
-  expect(await place("t1")).toEqual({ provider: "ollama-b", model: first.model });
+  const planned = await tryPlace("t1");
+  expect(planned.placement?.fromPlan, JSON.stringify(planned)).toBe(true);
+  expect(planned.placement.bindingRevision).toBe("0");
+  expect((await release(planned)).model).toBe("qwen3:8b");
+  const second = await tryPlace("t1");
+  // The binding's revision is named in the placement and in Attribute.
+  expect(second.placement?.bindingRevision, JSON.stringify(second)).toBe("1");
+  expect((await client.call("Attribute", { ticketId: second.placement.ticketId })).bindingRevision).toBe("1");
+  expect(await release(second)).toEqual({ provider: "ollama-b", model: first.model });
 
   writeProviders(true);
   const rebound = await bindingWhere(
@@ -158,8 +169,10 @@ it("rebinds a thread when a provider joins mid-discussion; its next call uses it
   await waitUntil(
     async () => {
       const r = await tryPlace("t1");
-      if (r.result === "placement") next = await release(r);
-      else expect(r.refusal.reason, JSON.stringify(r)).toBe("REASON_MODEL_TOO_LARGE");
+      if (r.result === "placement") {
+        expect(r.placement.bindingRevision).toBe("2");
+        next = await release(r);
+      } else expect(r.refusal.reason, JSON.stringify(r)).toBe("REASON_MODEL_TOO_LARGE");
       return next !== undefined;
     },
     10_000,
@@ -185,4 +198,53 @@ it("ends a thread's bindings with EndThread", async () => {
   );
   // A thread with no binding uses the pod's static candidates again.
   expect((await place("t2")).model).toBe("qwen3:8b");
+});
+
+it("moves a thread off its provider at the provider's first failed probe; a phase nothing fits refuses its calls", async () => {
+  await client.call("Commit", {
+    threadId: "t3",
+    phase: "mulling",
+    candidates: [{ model: "qwen3:8b", score: 10 }],
+  });
+  const bound = await bindingWhere("t3", (b) => b.provider === "ollama-a", "t3 bound to ollama-a");
+  const states = await openStateStore(nats.url);
+  try {
+    const t0 = performance.now();
+    await gpuA.close();
+    const moved = await bindingWhere(
+      "t3",
+      (b) => b.provider !== "ollama-a",
+      "t3 moved off the dead ollama-a",
+    );
+    const seenMs = performance.now() - t0;
+    // Before the provider state says not ready (three failed probes, one a second): the binder
+    // acted on the first failure, within one probe interval of the death.
+    const a = (await states.providers.list()).find((p) => p.name === "ollama-a");
+    expect(a?.ready, `ollama-a's published state after ${seenMs.toFixed(0)} ms`).toBe(true);
+    console.log(
+      `discussions: t3 rebound ${seenMs.toFixed(0)} ms after its provider died (probe interval 1000 ms)`,
+    );
+    expect(moved).toMatchObject({ kind: "binding", provider: "ollama-b", revision: bound.revision + 1 });
+
+    // With both GPUs gone nothing fits the phase: the thread's calls are refused with the
+    // binder's reason, at once, naming the revision; a call with candidates of its own is not.
+    await gpuB.close();
+    const none = await bindingWhere("t3", (b) => b.kind === "unschedulable", "t3 unschedulable");
+    expect(none.reason).toMatch(/provider not ready/);
+    const refused = await tryPlace("t3");
+    expect(refused.refusal, JSON.stringify(refused)).toMatchObject({
+      reason: "REASON_UNSCHEDULABLE",
+      bindingRevision: String(none.revision),
+    });
+    expect(refused.refusal.message).toContain(none.reason);
+    const own = await client.call("Place", {
+      threadId: "t3",
+      phase: "mulling",
+      candidates: [{ model: "qwen3:8b", score: 10 }],
+      promptChars: 200,
+    });
+    expect(own.refusal?.reason).not.toBe("REASON_UNSCHEDULABLE");
+  } finally {
+    await states.close();
+  }
 });

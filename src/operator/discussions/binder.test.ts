@@ -118,6 +118,34 @@ describe("the discussion binder", () => {
     expect(binder.size).toBe(2);
   });
 
+  it("moves a thread off a provider whose latest probe failed, before the provider state says not ready", async () => {
+    await start();
+    // gpu-a better by 10 points: within the margin.
+    binder.setSnapshot(fleet(40));
+    send("open", "th-6");
+    await until(() => bindings.get("th-6", "mulling")?.provider === "gpu-a", "th-6 bound to gpu-a");
+    // The snapshot still says gpu-a is ready (the publisher waits for three failures).
+    binder.setFailingProviders(new Set(["gpu-a"]));
+    await until(() => bindings.get("th-6", "mulling")?.provider === "gpu-b", "th-6 moved to gpu-b");
+    expect(bindings.get("th-6", "mulling")?.revision).toBe(2);
+    // gpu-a answers again: the thread stays, since going back needs the hysteresis margin.
+    binder.setFailingProviders(new Set());
+    await binder.settled();
+    expect(bindings.get("th-6", "mulling")).toMatchObject({ provider: "gpu-b", revision: 2 });
+  });
+
+  it("ignores a close sent for another agent's thread", async () => {
+    await start();
+    binder.setSnapshot(fleet(0));
+    send("open", "th-7");
+    await until(() => bindings.get("th-7", "mulling") !== undefined, "th-7 bound");
+    send("close", "th-7", "crew/other");
+    send("open", "th-8");
+    await until(() => bindings.get("th-8", "mulling") !== undefined, "th-8 bound");
+    expect(bindings.get("th-7", "mulling")?.agent).toBe("crew/a");
+    expect(binder.size).toBe(2);
+  });
+
   it("leaves a live thread to its first agent", async () => {
     await start();
     binder.setSnapshot(fleet(0));

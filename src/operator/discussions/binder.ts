@@ -54,6 +54,7 @@ const DEFAULT_MAX_THREADS = 10_000;
 export class DiscussionBinder {
   private readonly threads = new Map<string, LiveThread>();
   private snapshot: ClusterSnapshot | undefined;
+  private failing: ReadonlySet<string> = new Set();
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -80,6 +81,18 @@ export class DiscussionBinder {
   /** The reconciler's latest snapshot: every live thread is bound again over it. */
   setSnapshot(snapshot: ClusterSnapshot): void {
     this.snapshot = snapshot;
+    this.schedule();
+  }
+
+  /**
+   * Providers whose latest probe failed (the publisher's): not ready for discussions from the
+   * first failure, where the provider state waits for the threshold (a thread waiting three
+   * probes for a dead GPU would send its calls nowhere meanwhile). A blip moves a thread once:
+   * going back needs the hysteresis margin.
+   */
+  setFailingProviders(names: ReadonlySet<string>): void {
+    if (names.size === this.failing.size && [...names].every((n) => this.failing.has(n))) return;
+    this.failing = new Set(names);
     this.schedule();
   }
 
@@ -177,7 +190,10 @@ export class DiscussionBinder {
       agent: t.agent,
       current: currentOf(t),
     }));
-    const results = bindDiscussions(this.snapshot, threads, { ...this.o.bind, now });
+    const results = bindDiscussions(withoutFailing(this.snapshot, this.failing), threads, {
+      ...this.o.bind,
+      now,
+    });
     const writes: Promise<unknown>[] = [];
     for (const r of results) {
       const t = this.threads.get(r.threadId);
@@ -293,4 +309,13 @@ function sameBinding(a: DiscussionBinding, b: DiscussionBinding): boolean {
     a.engine === b.engine &&
     JSON.stringify(a.candidates) === JSON.stringify(b.candidates)
   );
+}
+
+/** The snapshot with the failing providers not ready. */
+function withoutFailing(s: ClusterSnapshot, failing: ReadonlySet<string>): ClusterSnapshot {
+  if (failing.size === 0) return s;
+  const providers = s.providers.map((p) =>
+    failing.has(p.name) && p.status.ready ? { ...p, status: { ...p.status, ready: false } } : p,
+  );
+  return { ...s, providers };
 }

@@ -136,7 +136,11 @@ export class OursPolicy implements SimPolicy {
     const got = await sidecar.scheduler.acquire(input, NEVER, this.waitLimitS);
     this.calls.delete(input);
     if (got.kind !== "placed") {
-      this.w.standAside(call, got.kind === "refused" ? got.refusal.reason : "gpu-busy");
+      const reason = got.kind === "refused" ? got.refusal.reason : "gpu-busy";
+      // The simulation publishes no per-discussion bindings, so none can say "unschedulable".
+      if (reason === "unschedulable")
+        throw new KubemootError(ErrorCode.Internal, "sim: a thread binding refused");
+      this.w.standAside(call, reason);
       return;
     }
     const p = got.placement;
