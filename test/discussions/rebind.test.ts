@@ -143,6 +143,9 @@ it("rebinds a thread when a provider joins mid-discussion; its next call uses it
   const first = await bindingWhere("t1", (b) => b.kind === "binding", "t1's first binding");
   expect(first).toMatchObject({ agent: AGENT, provider: "ollama-b", revision: 1 });
   expect(first.candidates[0]?.model).toBe(first.model);
+  // The crew's policy spreads a discussion's phases over providers, ScheduleAnyway: with one
+  // provider, triage shares it rather than going unbound.
+  expect(reader.get("t1", "triage")).toMatchObject({ kind: "binding", provider: "ollama-b" });
   // The Commit's held plan (made before any binding, on the Commit's own candidates) serves the
   // thread's first call; the calls after it take the thread's binding.
   const planned = await tryPlace("t1");
@@ -162,6 +165,8 @@ it("rebinds a thread when a provider joins mid-discussion; its next call uses it
     "t1 rebound to the joined ollama-a",
   );
   expect(rebound.revision).toBe(2);
+  // Two providers: the phases of the one discussion are on different ones.
+  expect(reader.get("t1", "triage")).toMatchObject({ kind: "binding", provider: "ollama-b" });
   expect(rebound.reason).toMatch(/^rebound from .* on ollama-b to .* on ollama-a/);
   // The binding and ollama-a's provider state reach the sidecar through two buckets, in either
   // order: until the state arrives, the bound model has nowhere to go here and is refused.

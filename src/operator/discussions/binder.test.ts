@@ -146,6 +146,36 @@ describe("the discussion binder", () => {
     expect(binder.size).toBe(2);
   });
 
+  it("rewrites a live thread's values within the TTL, writes nothing when nothing is due, and drops an abandoned thread", async () => {
+    bindings = await DiscussionBindings.open(kv);
+    await bindings.ready;
+    let t = NOW.getTime();
+    binder = new DiscussionBinder({
+      bus: kv.messages,
+      bindings,
+      logger: silentLogger,
+      now: () => new Date(t),
+      sweepMs: 20,
+    });
+    binder.start();
+    binder.setSnapshot(fleet(0));
+    send("open", "th-9");
+    await until(() => bindings.get("th-9", "mulling") !== undefined, "th-9 bound");
+    await binder.settled();
+    const written = bindings.revision;
+    // Sweeps with nothing due write nothing.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(bindings.revision).toBe(written);
+    // Ten minutes on: both values are written again, unchanged (same revision of their own).
+    t += 10 * 60_000;
+    await until(() => bindings.revision >= written + 2, "th-9 refreshed");
+    expect(bindings.get("th-9", "mulling")?.revision).toBe(1);
+    // Not opened again for over 30 minutes: dropped, its values removed.
+    t += 21 * 60_000;
+    await until(() => bindings.get("th-9", "mulling") === undefined, "th-9 dropped");
+    expect(binder.size).toBe(0);
+  });
+
   it("leaves a live thread to its first agent", async () => {
     await start();
     binder.setSnapshot(fleet(0));

@@ -150,14 +150,23 @@ export class DiscussionBinder {
     this.schedule();
   }
 
+  /** Drops expired threads; binds again only when one went (the load terms change) or a refresh is due. */
   private expire(): void {
     const now = this.now().getTime();
+    let dropped = false;
+    let due = false;
     for (const [id, t] of this.threads) {
-      if (now - t.seenAtMs <= this.ttlMs) continue;
-      this.threads.delete(id);
-      this.o.bindings.remove(id).catch(() => undefined);
+      if (now - t.seenAtMs > this.ttlMs) {
+        this.threads.delete(id);
+        this.o.bindings.remove(id).catch(() => undefined);
+        dropped = true;
+      } else if (!due) {
+        due = Object.values(t.published).some(
+          (p) => p === undefined || now - p.writtenAtMs >= DISCUSSION_BINDING_REFRESH_MS,
+        );
+      }
     }
-    this.schedule();
+    if (dropped || due) this.schedule();
   }
 
   private schedule(): void {
