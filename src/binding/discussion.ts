@@ -124,3 +124,18 @@ function unknownAgent(thread: DiscussionThread, phase: BoundPhase): DiscussionRe
     unschedulable: `no Agent ${thread.agent}`,
   };
 }
+
+/**
+ * What `bindDiscussions` reads of a snapshot, as one string: equal strings bind every thread
+ * alike. Agents' and policies' statuses are left out (no thread reads them), so a reconcile that
+ * changed only those, or a provider heartbeat that changed nothing, gives the same key.
+ */
+export function discussionInputKey(s: ClusterSnapshot): string {
+  return JSON.stringify([
+    s.models,
+    s.providers,
+    s.agents.map((a) => [a.namespace, a.name, a.labels, a.spec]),
+    s.policies.map((p) => [p.namespace, p.name, p.spec]),
+    s.archetypes,
+  ]);
+}

@@ -2,7 +2,12 @@
 // and the `bind` dry run call `bind` over a snapshot and write what it returns.
 export { type BoundPhase, CONSENT_3 } from "./archetypes.js";
 export { bind, DEFAULT_CONCURRENCY_FACTOR, UNSCHEDULABLE_RETRY_MS } from "./bind.js";
-export { bindDiscussions, type DiscussionResult, type DiscussionThread } from "./discussion.js";
+export {
+  bindDiscussions,
+  type DiscussionResult,
+  type DiscussionThread,
+  discussionInputKey,
+} from "./discussion.js";
 export { type DryRunOutput, type DryRunPhase, toDryRun } from "./dry-run.js";
 export { agentEnv } from "./env.js";
 export { CREW_LABEL } from "./policy.js";

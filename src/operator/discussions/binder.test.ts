@@ -176,6 +176,26 @@ describe("the discussion binder", () => {
     expect(binder.size).toBe(0);
   });
 
+  it("binds again only for a snapshot that says something new to a thread", async () => {
+    await start();
+    binder.setSnapshot(fleet(0));
+    send("open", "th-10");
+    await until(() => bindings.get("th-10", "mulling") !== undefined, "th-10 bound");
+    await binder.settled();
+    const runs = binder.bindRuns;
+    // A reconcile after a heartbeat: the same content (an Agent's status does not count).
+    const same = fleet(0);
+    binder.setSnapshot({
+      ...same,
+      agents: same.agents.map((a) => ({ ...a, status: { conditions: [] } })),
+    });
+    await binder.settled();
+    expect(binder.bindRuns).toBe(runs);
+    binder.setSnapshot(fleet(10));
+    await binder.settled();
+    expect(binder.bindRuns).toBe(runs + 1);
+  });
+
   it("leaves a live thread to its first agent", async () => {
     await start();
     binder.setSnapshot(fleet(0));

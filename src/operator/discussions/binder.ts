@@ -15,6 +15,7 @@ import {
   type ClusterSnapshot,
   type DiscussionResult,
   type DiscussionThread,
+  discussionInputKey,
   type PhaseAssignment,
 } from "../../binding/index.js";
 import type { Logger } from "../../log/index.js";
@@ -54,6 +55,8 @@ const DEFAULT_MAX_THREADS = 10_000;
 export class DiscussionBinder {
   private readonly threads = new Map<string, LiveThread>();
   private snapshot: ClusterSnapshot | undefined;
+  private snapshotKey = "";
+  private binds = 0;
   private failing: ReadonlySet<string> = new Set();
   private running: Promise<void> | undefined;
   private again = false;
@@ -78,9 +81,15 @@ export class DiscussionBinder {
     this.sweep.unref();
   }
 
-  /** The reconciler's latest snapshot: every live thread is bound again over it. */
+  /**
+   * The reconciler's latest snapshot: every live thread is bound again over it, unless it says
+   * nothing new to a thread (a provider's heartbeat, an Agent's status written).
+   */
   setSnapshot(snapshot: ClusterSnapshot): void {
+    const key = discussionInputKey(snapshot);
     this.snapshot = snapshot;
+    if (key === this.snapshotKey) return;
+    this.snapshotKey = key;
     this.schedule();
   }
 
@@ -94,6 +103,11 @@ export class DiscussionBinder {
     if (names.size === this.failing.size && [...names].every((n) => this.failing.has(n))) return;
     this.failing = new Set(names);
     this.schedule();
+  }
+
+  /** How many times every live thread was bound (one bindDiscussions each). */
+  get bindRuns(): number {
+    return this.binds;
   }
 
   /** Live threads now. */
@@ -193,6 +207,7 @@ export class DiscussionBinder {
 
   private async run(): Promise<void> {
     if (!this.snapshot || this.threads.size === 0) return;
+    this.binds++;
     const now = this.now();
     const threads: DiscussionThread[] = [...this.threads].map(([threadId, t]) => ({
       threadId,
