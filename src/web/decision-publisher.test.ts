@@ -109,7 +109,7 @@ const placement: PlacementOut = {
   ...where,
   ...{ coldLoad: true, evicted: ["gemma3:4b"], footprintMiB: 12224, contextLength: 8192 },
   ...{ expiresAtMs: T0 + 150_000, fromPlan: false, staticFallback: false, engine: "ollama" },
-  ...{ expectedCachedTokens: 0, priority: "interactive", queuePosition: 2 },
+  ...{ expectedCachedTokens: 0, priority: "interactive", queuePosition: 2, bindingRevision: 5 },
 };
 
 const refusal = (over: Partial<RefusalOut> = {}): RefusalOut => ({
@@ -163,6 +163,7 @@ describe("decisionHooks", () => {
         options,
         priority: "interactive",
         queuePosition: 2,
+        bindingRevision: 5,
         weight: 1,
       },
     ]);
@@ -175,7 +176,8 @@ describe("decisionHooks", () => {
     const inp = input("team-b/coder");
     for (let i = 0; i < 4; i++) {
       const decision = decide(hooks, inp);
-      hooks.onPlace!({ kind: "refused", refusal: refusal({ queuePosition: 3 }) }, decision, 1, inp, i * 500);
+      const r = refusal({ queuePosition: 3, bindingRevision: 6 });
+      hooks.onPlace!({ kind: "refused", refusal: r }, decision, 1, inp, i * 500);
       clock.advance(500);
     }
     expect(bus.records()).toHaveLength(1);
@@ -189,6 +191,7 @@ describe("decisionHooks", () => {
       message: "every copy of qwen3:14b is busy",
       waitMs: 0,
       queuePosition: 3,
+      bindingRevision: 6,
       weight: 1,
       options: explainPlan(index, request, 3),
     });

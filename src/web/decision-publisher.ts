@@ -89,6 +89,7 @@ export function decisionHooks(o: DecisionPublisherOptions): SchedulerHooks {
             ...optionsOf(input),
             ...(p.priority ? { priority: p.priority } : {}),
             ...(p.queuePosition ? { queuePosition: p.queuePosition } : {}),
+            ...(p.bindingRevision ? { bindingRevision: p.bindingRevision } : {}),
           });
         } else {
           const r = outcome.refusal;
@@ -102,6 +103,7 @@ export function decisionHooks(o: DecisionPublisherOptions): SchedulerHooks {
             policy: o.policy,
             ...optionsOf(input),
             ...(r.queuePosition ? { queuePosition: r.queuePosition } : {}),
+            ...(r.bindingRevision ? { bindingRevision: r.bindingRevision } : {}),
           });
         }
       } catch {

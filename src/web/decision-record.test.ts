@@ -38,6 +38,7 @@ const placed: DecisionRecord = {
   ],
   priority: "standard",
   queuePosition: 2,
+  bindingRevision: 4,
   attribution: { ticketId: "t-0001", promptTokens: "1200", coldLoad: true, evicted: ["qwen3:8b"] },
   weight: 3,
   traceId: "0af7651916cd43dd8448eb211c80319c",

@@ -154,6 +154,8 @@ export function decodeRecord(data: Uint8Array): DecisionRecord | undefined {
   if (priority !== undefined) r.priority = priority;
   const position = num(o.queuePosition);
   if (position !== undefined) r.queuePosition = position;
+  const revision = num(o.bindingRevision);
+  if (revision !== undefined) r.bindingRevision = revision;
   const a = attribution(o.attribution);
   if (a !== undefined) r.attribution = a;
   const traceId = str(o.traceId, 32);

@@ -95,6 +95,8 @@ export interface DecisionRecord {
   options?: DecisionOption[];
   priority?: string;
   queuePosition?: number;
+  /** The revision of the thread's published binding the call took (docs/rules/binding.md §9). */
+  bindingRevision?: number;
   /** Released calls: the attribution exactly as the Attribute RPC answers it (proto JSON). */
   attribution?: Record<string, unknown>;
   /** How many calls this record stands for (1 unless the sidecar sampled). */

@@ -124,6 +124,7 @@ function StoryRecord(props: { r: DecisionRecord; traceUrl: string }) {
   facts.push(["waited", seconds(r.waitMs / 1000)]);
   if (r.priority) facts.push(["priority", r.priority]);
   if (r.queuePosition !== undefined) facts.push(["queue position", String(r.queuePosition)]);
+  if (r.bindingRevision !== undefined) facts.push(["thread binding", `revision ${r.bindingRevision}`]);
   facts.push(["policy", r.policy]);
   if (r.options?.length) facts.push(["options", optionsText(r.options, r.model)]);
   if (r.reason) facts.push(["reason", r.reason]);
