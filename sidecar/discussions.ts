@@ -6,6 +6,7 @@
 // candidates; one that says no model fits refuses a call that relies on it (unschedulable). The
 // bucket is the operator's to create: until it exists (or while this NATS user may not read
 // it), calls use their static candidates, and the sidecar tries again in the background.
+import { quoteInput } from "../src/errors/index.js";
 import type { Logger } from "../src/log/index.js";
 import type { DiscussionLink, Phase, ThreadBinding } from "../src/scheduler/index.js";
 import {
@@ -22,6 +23,7 @@ export interface SidecarDiscussions {
 
 const RETRY_FIRST_MS = 5_000;
 const RETRY_MAX_MS = 60_000;
+const WARN_EVERY_MS = 60_000;
 
 export async function openDiscussions(kv: KvStore, log: Logger): Promise<SidecarDiscussions> {
   let bindings: DiscussionBindings | undefined;
@@ -44,10 +46,23 @@ export async function openDiscussions(kv: KvStore, log: Logger): Promise<Sidecar
     }
   };
   await attempt(RETRY_FIRST_MS);
+  let warnedAtMs = Number.NEGATIVE_INFINITY;
   const tell = (kind: "open" | "close", agent: string, threadId: string) => {
     if (!agent) return;
     const m = encodeDiscussionEvent({ kind, agent, threadId });
-    if (m) kv.messages.publish(m.subject, m.data);
+    if (m) {
+      kv.messages.publish(m.subject, m.data);
+      return;
+    }
+    // Not a key token: the thread works as before (held plans, intents), on static candidates.
+    // Said at most once a minute, so a runtime that names every thread this way is not a flood.
+    if (kind === "open" && Date.now() - warnedAtMs >= WARN_EVERY_MS) {
+      warnedAtMs = Date.now();
+      log.warn(
+        { thread: quoteInput(threadId, 64), field: "thread_id" },
+        "thread id is not a NATS key token ([A-Za-z0-9_-], 1–128 characters): no per-discussion binding for it",
+      );
+    }
   };
   return {
     link: {

@@ -188,6 +188,22 @@ it("rebinds a thread when a provider joins mid-discussion; its next call uses it
   expect(sidecar.proc.exitCode).toBeNull();
 });
 
+it("says why a thread whose id is not a key token gets no binding, and plans it as before", async () => {
+  const committed = await client.call("Commit", {
+    threadId: "thread:42",
+    phase: "mulling",
+    candidates: [{ model: "qwen3:8b", score: 10 }],
+  });
+  expect(["planned", "refusal"]).toContain(committed.result);
+  await waitUntil(
+    () => /thread id is not a NATS key token/.test(sidecar.output()),
+    10_000,
+    `the sidecar's warning\n${sidecar.output()}`,
+  );
+  expect(sidecar.output()).toMatch(/"field":"thread_id"/);
+  await client.call("EndThread", { threadId: "thread:42" });
+});
+
 it("ends a thread's bindings with EndThread", async () => {
   await client.call("Commit", {
     threadId: "t2",
