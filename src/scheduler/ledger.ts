@@ -12,7 +12,7 @@ import {
   type ProviderHealth,
   prefillRate,
 } from "../core/index.js";
-import type { ConversationRef } from "./conversations.js";
+import type { CachedChars, ConversationRef } from "./conversations.js";
 import type { AttributionOut, PlacementOut, ReleaseInput } from "./types.js";
 
 /** A prompt's estimated tokens and the generous (low) count a refusal is decided on. */
@@ -38,19 +38,6 @@ export interface CallEntry extends AttributionOut {
   fairCharged?: number;
 }
 
-/** A placed turn of a conversation: recorded at Release when the call succeeds (placement.md §5.5). */
-export function notePlacedTurn(
-  e: CallEntry | undefined,
-  conversation: ConversationRef,
-  key: string | undefined,
-  expectedCachedTokens: number,
-): void {
-  if (!e) return;
-  e.conversation = conversation;
-  if (key !== undefined) e.conversationKey = key;
-  e.expectedCachedPromptTokens = expectedCachedTokens;
-}
-
 /**
  * Calls remembered for Attribute (the oldest released ones are forgotten first): an agent asks
  * about a call it has just made, and this covers over half an hour of a busy agent calling
@@ -60,6 +47,8 @@ export const DEFAULT_ATTRIBUTION_CAPACITY = 2048;
 
 export class CallLedger {
   private readonly entries = new Map<string, CallEntry>();
+  /** Per conversation id, its latest placed turn until that turn is released. */
+  private readonly turnsInFlight = new Map<string, CallEntry>();
   /** Per provider, learned from the calls this sidecar made there. */
   readonly health = new Map<string, ProviderHealth>();
   /** Providers this sidecar found unreachable, with when (epoch ms). */
@@ -98,6 +87,33 @@ export class CallLedger {
 
   get(ticketId: string): CallEntry | undefined {
     return this.entries.get(ticketId);
+  }
+
+  /**
+   * A placed turn of a conversation (placement.md §5.5): recorded in the conversation table at
+   * Release when it succeeds, and until then the conversation's latest turn in flight.
+   */
+  noteTurn(ticketId: string, conversation: ConversationRef, key: string | undefined, expected: number): void {
+    const e = this.entries.get(ticketId);
+    if (!e) return;
+    e.conversation = conversation;
+    if (key !== undefined) e.conversationKey = key;
+    e.expectedCachedPromptTokens = expected;
+    this.turnsInFlight.set(conversation.id, e);
+  }
+
+  /**
+   * What the copy of the conversation's turn in flight will hold for its next turn: that turn's
+   * prompt, once it runs. A client that sends its next turn on the last byte of the answer is
+   * placed before that turn's Release records it; without this, the next turn would be priced
+   * on the turn before.
+   */
+  inFlightCached(ref: ConversationRef | undefined): CachedChars | undefined {
+    const e = ref ? this.turnsInFlight.get(ref.id) : undefined;
+    const prev = e?.conversation;
+    if (!ref || !e || !prev || e.released || !e.provider || ref.promptChars < prev.promptChars)
+      return undefined;
+    return { provider: e.provider, model: e.model, chars: prev.promptChars };
   }
 
   /** Entries still holding a ticket in the shared state (not released, not static). */
@@ -142,6 +158,7 @@ export class CallLedger {
 
   /** Marks an entry released without an outcome (a dropped plan, shutdown). */
   drop(e: CallEntry, why: string): void {
+    this.endTurn(e);
     e.released = true;
     e.releasedAtMs = this.now();
     e.error = why;
@@ -154,6 +171,7 @@ export class CallLedger {
   finish(input: ReleaseInput): CallEntry | undefined {
     const e = this.entries.get(input.ticketId);
     if (!e || e.released) return undefined;
+    this.endTurn(e);
     e.released = true;
     e.releasedAtMs = this.now();
     e.outcome = input.outcome;
@@ -181,6 +199,11 @@ export class CallLedger {
     e.loadMs = input.loadMs ?? 0;
     this.trim();
     return e;
+  }
+
+  private endTurn(e: CallEntry): void {
+    if (e.conversation && this.turnsInFlight.get(e.conversation.id) === e)
+      this.turnsInFlight.delete(e.conversation.id);
   }
 
   attribution(ticketId: string): AttributionOut | undefined {

@@ -27,7 +27,7 @@ import {
 import { type ConversationRef, Conversations } from "./conversations.js";
 import { type FairRead, FairShare, type FairTurn } from "./fair-share.js";
 import { HeldPlans, threadKey } from "./held-plans.js";
-import { type CallEntry, CallLedger, notePlacedTurn, type PromptEstimate } from "./ledger.js";
+import { type CallEntry, CallLedger, type PromptEstimate } from "./ledger.js";
 import {
   acquiredAttributes,
   hasPlaceSpan,
@@ -210,7 +210,7 @@ export class Scheduler {
         input.conversation?.marks,
         read.conversations,
         ownKey,
-        this.conversations.cached(input.conversation),
+        this.ledger.inFlightCached(input.conversation) ?? this.conversations.cached(input.conversation),
         (chars) => this.ledger.estimatePromptTokens(0, chars),
       );
       let t0 = performance.now();
@@ -268,7 +268,7 @@ export class Scheduler {
     if (outcome.kind === "placed" && input.conversation) {
       const p = outcome.placement;
       p.expectedCachedTokens = cachedTokensAt(cachedPrefixes, p.provider, p.model);
-      notePlacedTurn(this.ledger.get(p.ticketId), input.conversation, ownKey, p.expectedCachedTokens);
+      this.ledger.noteTurn(p.ticketId, input.conversation, ownKey, p.expectedCachedTokens);
     }
     this.hooks.onPlace?.(outcome, decision, performance.now() - started, input, queueWaitMs);
     return outcome;
