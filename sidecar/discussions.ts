@@ -1,5 +1,5 @@
 // The sidecar's side of per-discussion bindings (docs/rules/binding.md §9): it tells the binder a
-// thread is live (Commit) or ended (EndThread) on `kubemoot.discussion.<thread>.{open,close}`, and
+// thread is live (Commit) or ended (EndThread) on `kubemoot.discussion.<ns>.<thread>.{open,close}`, and
 // reads the bindings the binder publishes, so a call of a bound thread uses its thread's ranked
 // candidates instead of the pod's static ones, with no restart. It only reads the bucket. A
 // binding of another agent, or of an id that is not a key token, leaves the call on its static

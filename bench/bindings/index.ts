@@ -2,7 +2,7 @@
 // "bindings", docs/rules/binding.md §9): a real nats-server, BENCH_BINDINGS_PROVIDERS (50)
 // emulated GPUs in this process, the operator as a child process reading a generated manifests
 // directory and probing every BENCH_BINDINGS_PROBE_MS (250), and BENCH_BINDINGS_THREADS (200)
-// live threads opened as a runtime opens them (`kubemoot.discussion.<thread>.open`) for the four
+// live threads opened as a runtime opens them (`kubemoot.discussion.<ns>.<thread>.open`) for the four
 // agents of the example crew. A plain @nats-io/kv watch stands in for a sidecar. Each of
 // BENCH_BINDINGS_ROUNDS (10) rounds kills the provider holding the most bindings and measures,
 // per (thread, phase) key it held, the time from the kill until the watch delivers the key's new

@@ -19,9 +19,9 @@ agent's on kubemoot.decisions.<ns>; a sidecar user may publish only its namespac
 (scoped) or any one-token subject there (kubemoot, like its writes). The operator, whose web view
 shows them, subscribes to kubemoot.decisions.> and publishes none; sidecars follow none.
 Per-discussion bindings (docs/rules/binding.md §9): both roles read kubemoot_discussion_bindings;
-only the operator creates and writes it. Sidecars publish discussion events
-(kubemoot.discussion.<thread>.open|close: thread ids carry no namespace, so any thread); the
-operator subscribes to them.
+only the operator creates and writes it. Sidecars publish discussion events,
+kubemoot.discussion.<ns>.<thread>.open|close, on their namespaces' subjects only (scoped) or any
+namespace's (kubemoot, like its writes); the operator subscribes to them.
 Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), "namespaces"
 (the sidecar user's; DNS labels, so each is one subject token).
 */}}
@@ -35,9 +35,8 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- $writes = list "$KV.kubemoot_provider_state.>" "$KV.kubemoot_discussion_bindings.>" }}
 {{- else if eq .layout "kubemoot" }}
 {{- $writes = list (printf "%s.>" $tickets) (printf "%s.>" $demand) }}
-{{- $records = list "kubemoot.decisions.*" "kubemoot.discussion.*.*" }}
+{{- $records = list "kubemoot.decisions.*" "kubemoot.discussion.*.*.*" }}
 {{- else if eq .layout "scoped" }}
-{{- $records = list "kubemoot.discussion.*.*" }}
 {{- range .namespaces }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" .) }}
 {{- fail (printf "nats.auth.sidecars[].namespaces: %q is not a namespace name (a DNS label)" .) }}
@@ -45,6 +44,7 @@ Inputs: dict "role" ("operator" | "sidecar"), "layout" ("scoped" | "kubemoot"), 
 {{- $writes = append $writes (printf "%s.t.*.%s.>" $tickets .) }}
 {{- $writes = append $writes (printf "%s.c.*.%s.*" $tickets .) }}
 {{- $records = append $records (printf "kubemoot.decisions.%s" .) }}
+{{- $records = append $records (printf "kubemoot.discussion.%s.*.*" .) }}
 {{- end }}
 {{- $writes = concat $writes (list (printf "%s.g.*.claim" $tickets) (printf "%s.r.*.*" $tickets) (printf "%s.s.*.suspect" $tickets)) }}
 {{- range .namespaces }}
@@ -76,7 +76,7 @@ subscribe:
     - "_INBOX.>"
     {{- if eq .role "operator" }}
     - "kubemoot.decisions.>"
-    - "kubemoot.discussion.*.*"
+    - "kubemoot.discussion.*.*.*"
     {{- end }}
 {{- end }}
 

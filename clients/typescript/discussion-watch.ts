@@ -92,9 +92,13 @@ try {
   process.exit(1);
 }
 
-// Discussion events: plain core NATS, `kubemoot.discussion.<thread>.<open|close>`.
+// Discussion events: plain core NATS, `kubemoot.discussion.<namespace>.<thread>.<open|close>`,
+// the namespace the agent's.
 const announce = (event: "open" | "close") =>
-  nc.publish(`kubemoot.discussion.${thread}.${event}`, JSON.stringify({ v: 1, agent }));
+  nc.publish(
+    `kubemoot.discussion.${agent.split("/")[0]}.${thread}.${event}`,
+    JSON.stringify({ v: 1, agent }),
+  );
 announce("open");
 const reopen = setInterval(() => announce("open"), REOPEN_MS);
 let stopped = false;

@@ -141,7 +141,10 @@ describe("least-privilege NATS users", () => {
       expect(
         pub(u).filter((s) => s.includes("kubemoot_discussion_bindings") && !s.startsWith("$JS.")),
       ).toEqual([]);
-      expect(pub(u)).toContain("kubemoot.discussion.*.*");
+      // Discussion events on its own namespaces' subjects only (the default layout is scoped).
+      const events = pub(u).filter((s) => s.startsWith("kubemoot.discussion."));
+      expect(events.length).toBeGreaterThan(0);
+      for (const s of events) expect(s).toMatch(/^kubemoot\.discussion\.[a-z0-9-]+\.\*\.\*$/);
       expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
     }
     for (const u of users) {
@@ -149,7 +152,7 @@ describe("least-privilege NATS users", () => {
         // No wildcard outside one bucket's own subjects (or one namespace token of the decision
         // records'), and nothing that deletes or purges.
         expect(s, s).toMatch(
-          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>)|kubemoot\.decisions\.([a-z0-9-]+|[*])|kubemoot\.discussion\.[*]\.[*])$/,
+          /^(\$JS\.API\.INFO|\$JS\.API\.[A-Z.]+\.KV_kubemoot_\w+(\.>)?|\$JS\.FC\.KV_kubemoot_\w+\.>|\$KV\.kubemoot_\w+\.([a-z]+(\.([*]|[a-z0-9-]+|claim|suspect))*(\.>)?|>)|kubemoot\.decisions\.([a-z0-9-]+|[*])|kubemoot\.discussion\.([a-z0-9-]+|[*])\.[*]\.[*])$/,
         );
         expect(s).not.toMatch(/DELETE\.KV_[^.]+$|PURGE|STREAM\.UPDATE|STREAM\.DELETE|MSG\.DELETE/);
       }

@@ -232,6 +232,7 @@ describe("NATS rights for decision records", () => {
     return JSON.parse(secret!.stringData["users.json"]!) as NatsUser[];
   }
   const decisions = (subjects: string[]) => subjects.filter((s) => s.startsWith("kubemoot.decisions"));
+  const discussions = (subjects: string[]) => subjects.filter((s) => s.startsWith("kubemoot.discussion."));
 
   it("scoped: each sidecar user publishes only its namespaces' subjects; the operator subscribes to all", () => {
     const [op, a, c] = users("scoped");
@@ -240,10 +241,15 @@ describe("NATS rights for decision records", () => {
       "kubemoot.decisions.crew-b",
     ]);
     expect(decisions(c!.permissions.publish.allow)).toEqual(["kubemoot.decisions.crew-c"]);
+    expect(discussions(a!.permissions.publish.allow)).toEqual([
+      "kubemoot.discussion.crew-a.*.*",
+      "kubemoot.discussion.crew-b.*.*",
+    ]);
+    expect(discussions(c!.permissions.publish.allow)).toEqual(["kubemoot.discussion.crew-c.*.*"]);
     expect(op!.permissions.subscribe.allow).toEqual([
       "_INBOX.>",
       "kubemoot.decisions.>",
-      "kubemoot.discussion.*.*",
+      "kubemoot.discussion.*.*.*",
     ]);
     // The operator publishes no record; sidecars follow none.
     expect(decisions(op!.permissions.publish.allow)).toEqual([]);
@@ -254,12 +260,13 @@ describe("NATS rights for decision records", () => {
     const [op, a, c] = users("kubemoot");
     for (const u of [a!, c!]) {
       expect(decisions(u.permissions.publish.allow)).toEqual(["kubemoot.decisions.*"]);
+      expect(discussions(u.permissions.publish.allow)).toEqual(["kubemoot.discussion.*.*.*"]);
       expect(u.permissions.subscribe.allow).toEqual(["_INBOX.>"]);
     }
     expect(op!.permissions.subscribe.allow).toEqual([
       "_INBOX.>",
       "kubemoot.decisions.>",
-      "kubemoot.discussion.*.*",
+      "kubemoot.discussion.*.*.*",
     ]);
     expect(decisions(op!.permissions.publish.allow)).toEqual([]);
   });

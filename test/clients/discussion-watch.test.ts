@@ -41,7 +41,7 @@ beforeAll(async () => {
   await binder.ready;
   raw = await store.bucket(DISCUSSION_BINDINGS_BUCKET, bucketSettings()[DISCUSSION_BINDINGS_BUCKET]!);
   nc = await connect({ servers: server.url });
-  nc.subscribe("kubemoot.discussion.*.*", {
+  nc.subscribe("kubemoot.discussion.*.*.*", {
     callback: (_err, msg) => {
       const decoded = decodeDiscussionEvent(msg.subject, msg.data);
       if (decoded.event === undefined) undecodable.push(`${msg.subject}: ${decoded.reason}`);

@@ -1,7 +1,7 @@
 // Two emulated GPUs of equal size probed by the operator as a process, over a real nats-server,
 // with the example crew: the scaffolding of the end-to-end tests of per-discussion bindings
 // that change residency and read what the discussion binder publishes (docs/rules/binding.md §9).
-// Threads are opened as a runtime without a sidecar opens them (`kubemoot.discussion.<t>.open`).
+// Threads are opened as a runtime without a sidecar opens them (`kubemoot.discussion.<ns>.<t>.open`).
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -16,8 +16,10 @@ import { ProviderPublisher } from "../../src/publisher/index.js";
 import {
   agentHolderId,
   bucketSettings,
+  DISCUSSION_EVENTS_FILTER,
   type DiscussionBinding,
   DiscussionBindings,
+  encodeDiscussionEvent,
   MODEL_DEMAND_BUCKET,
   openStateStore,
   type StateStore,
@@ -254,6 +256,27 @@ describe("least-privilege NATS users (as the chart renders them)", () => {
         );
       } finally {
         bindings.close();
+      }
+    });
+
+    it("publishes discussion events for its own namespace's agents only", async () => {
+      const received: string[] = [];
+      const stop = operatorStore.kv.messages.subscribe(DISCUSSION_EVENTS_FILTER, (subject) => {
+        received.push(subject);
+      });
+      try {
+        const before = nats.log().length;
+        for (const agent of ["elsewhere/a1", "crew/a1"]) {
+          const m = encodeDiscussionEvent({ kind: "open", threadId: "t-perm-events", agent })!;
+          store.kv.messages.publish(m.subject, m.data);
+        }
+        await waitUntil(() => received.length > 0);
+        await waitUntil(() =>
+          violation("kubemoot.discussion.elsewhere.t-perm-events.open").test(nats.log().slice(before)),
+        );
+        expect(received).toEqual(["kubemoot.discussion.crew.t-perm-events.open"]);
+      } finally {
+        stop();
       }
     });
 

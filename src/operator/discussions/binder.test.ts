@@ -103,13 +103,13 @@ describe("the discussion binder", () => {
         { type: "Scheduled", status: "False", reason: "Unschedulable", message: "no Agent crew/ghost" },
       ],
     });
-    kv.messages.publish("kubemoot.discussion.th-3.open", new TextEncoder().encode("{not json"));
+    kv.messages.publish("kubemoot.discussion.crew.th-3.open", new TextEncoder().encode("{not json"));
     kv.messages.publish(
-      "kubemoot.discussion.th-3.open",
+      "kubemoot.discussion.crew.th-3.open",
       new TextEncoder().encode('{"v":2,"agent":"crew/a"}'),
     );
     kv.messages.publish(
-      "kubemoot.discussion.th-3.reopen",
+      "kubemoot.discussion.crew.th-3.reopen",
       new TextEncoder().encode('{"v":1,"agent":"crew/a"}'),
     );
     send("open", "th-4");

@@ -1,5 +1,5 @@
 // The discussion binder (docs/rules/binding.md §9): the second driver of the one binding
-// algorithm. It learns live threads from the discussion events (`kubemoot.discussion.<thread>.open`
+// algorithm. It learns live threads from the discussion events (`kubemoot.discussion.<ns>.<thread>.open`
 // / `.close`: sidecars at Commit and EndThread, or runtimes themselves), binds their phases with
 // `bindDiscussions` over the reconciler's latest snapshot (provider states applied), and
 // publishes one value per (thread, phase) in kubemoot_discussion_bindings. It binds again on
