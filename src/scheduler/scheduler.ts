@@ -42,8 +42,8 @@ import { StateWrites } from "./state-writes.js";
 import type { SchedulerStore } from "./store.js";
 import {
   type CallCandidates,
-  callCandidates,
   requireCandidates,
+  resolveCandidates,
   stampBindingRevision,
   unschedulableRefusal,
 } from "./thread-binding.js";
@@ -154,7 +154,7 @@ export class Scheduler {
     agent: string;
     threadId: string;
   }): CallCandidates {
-    return callCandidates(this.cfg, this.discussions, call);
+    return resolveCandidates(this.cfg, this.discussions, call);
   }
 
   /** PERMISSION_DENIED unless this sidecar may act for `agent` (config.ts). */

@@ -18,7 +18,7 @@ export interface CallCandidates {
   unschedulable?: string;
 }
 
-export function callCandidates(
+export function resolveCandidates(
   cfg: SchedulerConfig,
   link: DiscussionLink | undefined,
   call: { phase: Phase; candidates: Candidate[]; agent: string; threadId: string },
