@@ -20,7 +20,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { EmulatorHandle } from "../../src/emulator/index.js";
 import { encodeDiscussionEvent } from "../../src/state/index.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
-import { type StandaloneProcess, startOperatorProcess } from "../../test/helpers/standalone-process.js";
+import { type StandaloneProcess, startManifestsOperator } from "../../test/helpers/standalone-process.js";
 import { processCpuMs } from "../lib/process-cpu.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
 import { CREW_AGENTS, MAX_PARALLEL, providerSpecs, startCard, writeManifests } from "./fleet.js";
@@ -80,18 +80,9 @@ export async function run(args: string[]): Promise<void> {
     process.stdout.write(`in-process bindDiscussions: ${JSON.stringify(inProcess)}\n`);
 
     nats = await NatsServer.start();
-    operator = await startOperatorProcess(
-      [
-        "--manifests",
-        manifests,
-        "--bindings-dir",
-        path.join(dir, "out"),
-        "--nats",
-        nats.url,
-        "--probe-interval-ms",
-        String(probeMs),
-        // Info: the discussion binder logs each changed key as it decides (operator-log.ts).
-      ],
+    // Info: the discussion binder logs each changed key as it decides (operator-log.ts).
+    operator = await startManifestsOperator(
+      { manifests, outDir: path.join(dir, "out"), natsUrl: nats.url, probeMs },
       { KUBEMOOT_LOG_LEVEL: "info" },
     );
     const op = operator;

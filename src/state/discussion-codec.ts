@@ -4,6 +4,7 @@
 // it, so it is checked field by field both ways. `encodeDiscussionBinding` refuses (throws) what
 // `decodeDiscussionBinding` would skip, so whatever the binder publishes every reader accepts.
 import { invalidArgument, quoteInput } from "../errors/index.js";
+import { isObject } from "./json-fields.js";
 import { decodeJson, encodeJson } from "./kv.js";
 
 /** Largest value the bucket takes (bytes); also the bucket's `maxValueBytes`. */
@@ -135,9 +136,6 @@ export function parseDiscussionBindingKey(
 /** A field's problem: [field, message]. */
 type Problem = [string, string];
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** Whether a string field may be absent ("optional"), must be there ("present") or must be non-empty ("filled"). */
 type Need = "optional" | "present" | "filled";
 
@@ -157,7 +155,7 @@ function candidatesProblem(v: unknown): Problem | undefined {
     return ["candidates", `must list at most ${MAX_DISCUSSION_CANDIDATES} entries, has ${v.length}`];
   }
   for (const [i, c] of v.entries()) {
-    if (!isObj(c)) return [`candidates[${i}]`, "must be an object"];
+    if (!isObject(c)) return [`candidates[${i}]`, "must be an object"];
     const p = stringProblem(c.model, `candidates[${i}].model`, MAX_NAME, "filled");
     if (p !== undefined) return p;
     if (!finite(c.score)) return [`candidates[${i}].score`, "must be a finite number"];
@@ -171,7 +169,7 @@ function conditionsProblem(v: unknown): Problem | undefined {
   if (v.length > MAX_CONDITIONS) return ["conditions", `must list at most ${MAX_CONDITIONS} entries`];
   for (const [i, c] of v.entries()) {
     const at = `conditions[${i}]`;
-    if (!isObj(c)) return [at, "must be an object"];
+    if (!isObject(c)) return [at, "must be an object"];
     if (c.status !== "True" && c.status !== "False") return [`${at}.status`, 'must be "True" or "False"'];
     const p =
       stringProblem(c.type, `${at}.type`, MAX_NAME, "filled") ??
@@ -184,7 +182,7 @@ function conditionsProblem(v: unknown): Problem | undefined {
 
 /** The first problem of a parsed value, or undefined when it is a valid version-1 binding. */
 function bindingProblem(raw: unknown): Problem | undefined {
-  if (!isObj(raw)) return ["value", "must be a JSON object"];
+  if (!isObject(raw)) return ["value", "must be a JSON object"];
   if (raw.v !== 1) return ["v", `must be 1, got ${typeof raw.v === "number" ? raw.v : typeof raw.v}`];
   if (raw.kind !== "binding" && raw.kind !== "unschedulable") {
     return ["kind", 'must be "binding" or "unschedulable"'];

@@ -16,11 +16,13 @@ export {
   DiscussionBindings,
 } from "./discussion-bindings.js";
 export {
+  DISCUSSION_PHASES,
   type DiscussionBinding,
   type DiscussionPhase,
   decodeDiscussionBinding,
   encodeDiscussionBinding,
   isDiscussionThreadId,
+  MAX_DISCUSSION_CANDIDATES,
   validatePhase,
   validateThreadId,
 } from "./discussion-codec.js";

@@ -21,7 +21,7 @@ import {
 import { schedulerClient } from "../helpers/grpc-client.js";
 import { NatsServer } from "../helpers/nats-server.js";
 import { repoRoot, type SidecarProcess, startSidecarProcess } from "../helpers/sidecar-process.js";
-import { type StandaloneProcess, startOperatorProcess } from "../helpers/standalone-process.js";
+import { type StandaloneProcess, startManifestsOperator } from "../helpers/standalone-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const CATALOG = { "qwen3:32b": 20000, "qwen3:14b": 9000, "qwen3:8b": 4863 };
@@ -61,18 +61,14 @@ beforeAll(async () => {
   for (const f of ["crew/namespace.yaml", "crew/agents.yaml", "crew/policy.yaml", "prod/models.yaml"])
     copyFileSync(path.join(repoRoot, "examples", f), path.join(manifests, f.replace("/", "-")));
   writeProviders(false);
-  operator = await startOperatorProcess([
-    "--manifests",
+  // One probe a second: a dead provider's state goes not ready only after three failed probes
+  // (2 s after the first), while its threads must move at the first.
+  operator = await startManifestsOperator({
     manifests,
-    "--bindings-dir",
-    path.join(dir, "out"),
-    "--nats",
-    nats.url,
-    // One probe a second: a dead provider's state goes not ready only after three failed
-    // probes (2 s after the first), while its threads must move at the first.
-    "--probe-interval-ms",
-    "1000",
-  ]);
+    outDir: path.join(dir, "out"),
+    natsUrl: nats.url,
+    probeMs: 1000,
+  });
   sidecar = await startSidecarProcess(["--nats", nats.url, "--proxy-listen", ""], {
     KUBEMOOT_NAMESPACE: "crew-homelab",
     KUBEMOOT_AGENT_NAME: "synthesizer",

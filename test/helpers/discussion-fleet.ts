@@ -19,7 +19,7 @@ import {
 } from "../../src/state/index.js";
 import { NatsServer } from "./nats-server.js";
 import { repoRoot } from "./sidecar-process.js";
-import { type StandaloneProcess, startOperatorProcess } from "./standalone-process.js";
+import { type StandaloneProcess, startManifestsOperator } from "./standalone-process.js";
 import { waitUntil } from "./wait-until.js";
 
 export const FLEET_AGENT = "crew-homelab/synthesizer";
@@ -122,16 +122,12 @@ export async function startDiscussionFleet(o: DiscussionFleetOptions): Promise<D
     path.join(manifests, "providers.yaml"),
     `${provider("gpu-a", gpus["gpu-a"]!.url, o.weights["gpu-a"])}---\n${provider("gpu-b", gpus["gpu-b"]!.url, o.weights["gpu-b"])}`,
   );
-  const operator = await startOperatorProcess([
-    "--manifests",
+  const operator = await startManifestsOperator({
     manifests,
-    "--bindings-dir",
-    path.join(dir, "out"),
-    "--nats",
-    nats.url,
-    "--probe-interval-ms",
-    "300",
-  ]);
+    outDir: path.join(dir, "out"),
+    natsUrl: nats.url,
+    probeMs: 300,
+  });
 
   const open = (threadId: string) => {
     const m = encodeDiscussionEvent({ kind: "open", threadId, agent: FLEET_AGENT })!;

@@ -32,6 +32,29 @@ export function startOperatorProcess(
   return started(["operator", ...args], /kubemoot-scheduler operator: running/, env, timeoutMs);
 }
 
+/**
+ * `operator` on a manifests directory over NATS, probing every `probeMs` and writing its binding
+ * files under `outDir`: the per-discussion tests' and benchmark's operator.
+ */
+export function startManifestsOperator(
+  o: { manifests: string; outDir: string; natsUrl: string; probeMs: number },
+  env: Record<string, string> = {},
+): Promise<StandaloneProcess> {
+  return startOperatorProcess(
+    [
+      "--manifests",
+      o.manifests,
+      "--bindings-dir",
+      o.outDir,
+      "--nats",
+      o.natsUrl,
+      "--probe-interval-ms",
+      String(o.probeMs),
+    ],
+    env,
+  );
+}
+
 async function started(
   argv: string[],
   line: RegExp,

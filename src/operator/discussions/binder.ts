@@ -22,9 +22,11 @@ import type { Logger } from "../../log/index.js";
 import {
   DISCUSSION_BINDING_REFRESH_MS,
   DISCUSSION_EVENTS_FILTER,
+  DISCUSSION_PHASES,
   type DiscussionBinding,
   type DiscussionBindings,
   decodeDiscussionEvent,
+  MAX_DISCUSSION_CANDIDATES,
   type MessageBus,
 } from "../../state/index.js";
 
@@ -135,7 +137,7 @@ export class DiscussionBinder {
     }
     const t = this.threads.get(event.threadId);
     if (event.kind === "close") {
-      // Only the thread's own agent ends it (the subject names no namespace to guard it).
+      // Only the thread's own agent ends it (the subject's namespace guards only the namespace).
       if (!t || t.agent !== event.agent) return;
       this.threads.delete(event.threadId);
       this.o.bindings
@@ -255,7 +257,7 @@ export class DiscussionBinder {
 /** What the thread's phases are bound to now (hysteresis). */
 function currentOf(t: LiveThread): DiscussionThread["current"] {
   const out: Partial<Record<BoundPhase, PhaseAssignment>> = {};
-  for (const phase of ["mulling", "triage"] as const) {
+  for (const phase of DISCUSSION_PHASES) {
     const v = t.published[phase]?.value;
     if (v?.kind === "binding" && v.model && v.provider && v.endpoint !== undefined) {
       out[phase] = {
@@ -281,7 +283,9 @@ function bindingValue(
     thread: r.threadId,
     phase: r.phase,
     agent: r.agent,
-    candidates: r.candidates.slice(0, 64).map((c) => ({ model: c.model, score: c.score })),
+    candidates: r.candidates
+      .slice(0, MAX_DISCUSSION_CANDIDATES)
+      .map((c) => ({ model: c.model, score: c.score })),
     revision,
     boundAt: now.toISOString(),
   };
@@ -325,7 +329,7 @@ function reasonOf(
 /** Whether two values say the same thing to a reader (revision, time and wording aside). */
 function sameBinding(a: DiscussionBinding, b: DiscussionBinding): boolean {
   if (a.kind !== b.kind) return false;
-  if (a.kind === "unschedulable") return a.conditions?.[0]?.message === b.conditions?.[0]?.message;
+  if (a.kind === "unschedulable") return a.reason === b.reason;
   return (
     a.model === b.model &&
     a.provider === b.provider &&
