@@ -22,7 +22,7 @@ import { round3, sequential, throughput } from "../lib/measure.js";
 import { type OtlpSink, startOtlpSink } from "../lib/otlp-sink.js";
 import { processCpuMs } from "../lib/process-cpu.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
-import { startVariant, type Variant } from "./variant.js";
+import { childNodeArgs, startVariant, type Variant } from "./variant.js";
 
 const N = Number(process.env.BENCH_PLACE_N ?? 3000);
 const CALLERS = 64;
@@ -43,6 +43,9 @@ export async function run(): Promise<void> {
     models: { "qwen3:8b": 4863 },
     numParallel: 64,
     timeScale: 0.01,
+    // No call reaches the engine: with Ollama's default of 5 minutes it would unload the model
+    // mid-run, which the publisher's next probe would report, turning warm claims into loads.
+    keepAlive: "24h",
   });
   // The provider state is published through a bare bucket: a whole state store here would
   // follow every bucket, and so process each of the sidecar's writes in the measuring client.
@@ -59,6 +62,9 @@ export async function run(): Promise<void> {
     })
   ).text();
   await publisher.probeNow();
+  // Probed on, as the operator does: a state last probed over 5 minutes ago is stale, and a run
+  // of six servers' rounds on a slow day lasts longer than that.
+  publisher.start();
 
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -67,7 +73,12 @@ export async function run(): Promise<void> {
   // wakes for the other's writes while it is measured.
   const floor = spawn(
     process.execPath,
-    [path.join(repoRoot, "dist/bench/lib/floor-server.js"), nats.url, "bench_floor_tickets"],
+    [
+      ...childNodeArgs(),
+      path.join(repoRoot, "dist/bench/lib/floor-server.js"),
+      nats.url,
+      "bench_floor_tickets",
+    ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const [noopPort, floorPort] = await Promise.all([listeningPort(noop), listeningPort(floor)]);
@@ -81,23 +92,25 @@ export async function run(): Promise<void> {
   // records its turn, and the conversations' records are published as they are for agent loops
   // (from the second turn, then after a minute).
   let turn = 0;
-  const req = () => ({
+  const req = (conversation = true) => ({
     agent: "bench/agent",
     candidates: [{ model: "qwen3:8b", score: 100 }],
     promptTokens: 500,
     promptChars: 2000,
-    conversationId: `conversation-${turn++ % MAX_CONVERSATIONS}`,
+    ...(conversation ? { conversationId: `conversation-${turn++ % MAX_CONVERSATIONS}` } : {}),
   });
-  const pairOn = (c: typeof noopClient) => async () => {
-    const r = await c.call("Place", req());
-    if (r.result !== "placement") throw new Error(`bench: Place refused: ${JSON.stringify(r)}`);
-    await c.call("Release", {
-      ticketId: r.placement.ticketId,
-      outcome: "CALL_OUTCOME_SUCCEEDED",
-      latencyMs: 100,
-    });
-  };
-  const floorPair = pairOn(floorClient);
+  const pairOn =
+    (name: string, c: typeof noopClient, conversation = true) =>
+    async () => {
+      const r = await c.call("Place", req(conversation));
+      if (r.result !== "placement") throw new Error(`bench: ${name}: Place refused: ${JSON.stringify(r)}`);
+      await c.call("Release", {
+        ticketId: r.placement.ticketId,
+        outcome: "CALL_OUTCOME_SUCCEEDED",
+        latencyMs: 100,
+      });
+    };
+  const floorPair = pairOn("floor", floorClient);
   const noopCall = () => noopClient.call("Place", req());
   let k = 0;
   const kvCreateDelete = async () => {
@@ -114,7 +127,11 @@ export async function run(): Promise<void> {
     const noopSeq = await sequential(noopCall, N);
     const kvSeq = await sequential(kvCreateDelete, N);
     const noopRps = await throughput(noopCall, CALLERS, N * 2);
-    sidecar = await startSidecarProcess(["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""]);
+    sidecar = await startSidecarProcess(
+      ["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""],
+      {},
+      { nodeArgs: childNodeArgs() },
+    );
     client = schedulerClient(sidecar.apiAddress);
     sink = await startOtlpSink();
     if (process.env.BENCH_PLACE_TRACED !== "0") {
@@ -135,12 +152,26 @@ export async function run(): Promise<void> {
         }),
       );
     }
+    if (process.env.BENCH_PLACE_FAIR_OFF === "1") {
+      variants.push(
+        await startVariant({
+          name: "fair_off",
+          emulatorUrl: emulator.url,
+          env: { KUBEMOOT_FAIR_SHARE: "false" },
+        }),
+      );
+    }
+    if (process.env.BENCH_PLACE_NO_CONVERSATIONS === "1") {
+      variants.push(
+        await startVariant({ name: "no_conversations", emulatorUrl: emulator.url, noConversation: true }),
+      );
+    }
     const servers: Server[] = [
       { name: "floor", pair: floorPair, pid: floor.pid, natsPid: nats.pid },
-      { name: "sidecar", pair: pairOn(client), pid: sidecar.proc.pid, natsPid: nats.pid },
+      { name: "sidecar", pair: pairOn("sidecar", client), pid: sidecar.proc.pid, natsPid: nats.pid },
       ...variants.map((v) => ({
         name: v.name,
-        pair: pairOn(v.client),
+        pair: pairOn(v.name, v.client, !v.noConversation),
         pid: v.sidecar.proc.pid,
         natsPid: v.natsPid,
       })),
@@ -261,6 +292,8 @@ export async function run(): Promise<void> {
         ? { traced_exports: sink.stats().exports, traced_export_bytes: sink.stats().bytes }
         : {}),
       ...compared("baseline", process.env.BENCH_PLACE_BASELINE_LABEL ?? "another build"),
+      ...compared("fair_off", "this build with fair share off (KUBEMOOT_FAIR_SHARE=false)"),
+      ...compared("no_conversations", "this build, its calls naming no conversation"),
       rounds: ROUNDS,
       samples: n * ROUNDS,
       rps_samples: RPS_PAIRS * ROUNDS,

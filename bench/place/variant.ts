@@ -1,6 +1,7 @@
 // The other sidecars bench place measures beside the plain one (docs/benchmarks.md "place"): the
 // same build tracing every call (100 % sampling, exporting to a collector stand-in), and
-// optionally another build's sidecar (a baseline commit). Each runs on a nats-server of its own
+// optionally another build's sidecar (a baseline commit), the same build with fair share off, and
+// the same build called without conversation ids. Each runs on a nats-server of its own
 // with the same provider state, so that no sidecar wakes for another's ticket writes while it
 // is measured.
 import { ProviderPublisher } from "../../src/publisher/index.js";
@@ -12,6 +13,7 @@ import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sid
 
 export interface Variant {
   name: string;
+  noConversation: boolean;
   sidecar: SidecarProcess;
   client: ReturnType<typeof schedulerClient>;
   natsPid: number | undefined;
@@ -25,6 +27,13 @@ export interface VariantOptions {
   env?: Record<string, string>;
   /** Another build's bin/kubemoot-scheduler.js. */
   bin?: string;
+  /** Its calls name no conversation (the plain sidecar's are turns of a full conversation table). */
+  noConversation?: boolean;
+}
+
+/** Node flags for every server process of the bench (BENCH_CHILD_NODE_ARGS, e.g. "--cpu-prof"). */
+export function childNodeArgs(): string[] {
+  return (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
 }
 
 export async function startVariant(o: VariantOptions): Promise<Variant> {
@@ -36,18 +45,19 @@ export async function startVariant(o: VariantOptions): Promise<Variant> {
     { name: "bench-gpu", endpoint: o.emulatorUrl, totalVramMiB: 81920, maxParallel: 64 },
   ]);
   await publisher.probeNow();
+  publisher.start(); // as bench place's own publisher: a state never probed again goes stale
   const sidecar = await startSidecarProcess(
     ["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""],
     o.env ?? {},
     {
       ...(o.bin ? { bin: o.bin } : {}),
-      // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the variants.
-      nodeArgs: (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+      nodeArgs: childNodeArgs(),
     },
   );
   const client = schedulerClient(sidecar.apiAddress);
   return {
     name: o.name,
+    noConversation: o.noConversation ?? false,
     sidecar,
     client,
     natsPid: nats.pid,

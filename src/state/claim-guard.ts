@@ -54,6 +54,14 @@ export function pickGuard(
     : fromMirror;
 }
 
+/**
+ * Guards' pending lists the copy has seen every ticket of, with the copy's generation then. A
+ * guard stays current long after its tickets are written (warm claims do not rewrite it), and
+ * every claim asks about its list: once all are seen, they stay seen (their tombstones are kept
+ * while the guard is current, docs/rules/state.md §10) until the copy is rebuilt.
+ */
+const allSeen = new WeakMap<readonly Ticket[], object>();
+
 /** Pending tickets of a guard that the copy has never seen (not even as a tombstone), still live. */
 export function unseenPending(
   keys: KeyLayout,
@@ -62,11 +70,17 @@ export function unseenPending(
   guard: Guard,
   liveNowMs: number,
 ): Ticket[] {
-  return guard.pending.filter(
-    (t) =>
-      !mirror.knows(keys.ticket({ ...t, provider })) &&
-      (t.expiresAt === undefined || t.expiresAt > liveNowMs),
-  );
+  const generation = mirror.generation;
+  if (allSeen.get(guard.pending) === generation) return [];
+  const out: Ticket[] = [];
+  let unseen = 0;
+  for (const t of guard.pending) {
+    if (mirror.knows(keys.ticket({ ...t, provider }))) continue;
+    unseen++;
+    if (t.expiresAt === undefined || t.expiresAt > liveNowMs) out.push(t);
+  }
+  if (unseen === 0 && guard.pending.length > 0) allSeen.set(guard.pending, generation);
+  return out;
 }
 
 /** Reads the guard from the bucket itself (when the copy does not bring the newer one). */

@@ -212,6 +212,15 @@ export class BucketMirror<T> {
     return t === undefined ? undefined : { revision: t.revision, deleted: true };
   }
 
+  /**
+   * The copy's contents as one opaque identity, replaced when the copy is rebuilt from a snapshot.
+   * A key it `knows` stays known until the rebuild, or until its TTL or its tombstone's keep time
+   * ends (prune): callers may remember answers about live leases for as long as this is the same.
+   */
+  get generation(): object {
+    return this.state;
+  }
+
   /** Whether the copy has seen the key at all (a value or a tombstone); seen() without its answer. */
   knows(key: string): boolean {
     return this.state.live.has(key) || this.state.tombs.has(key);

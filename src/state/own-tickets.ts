@@ -32,13 +32,12 @@ export class OwnTickets {
   }
 
   /** A ticket was released here: no longer ours, and no longer holding a slot. */
-  forget(t: { provider: string; ticketId: string }): void {
-    const key = this.keys.ticket(t);
+  forget(t: { provider: string; ticketId: string }, key = this.keys.ticket(t)): void {
     this.granted.delete(key);
     this.released.set(t.ticketId, { key, provider: t.provider });
     if (this.released.size > RELEASED_SWEEP_AT) {
       for (const [id, r] of this.released)
-        if (!this.copies.ofKey(r.key)?.holdsLive(r.key)) this.released.delete(id);
+        if (!this.copies.following(r.provider)?.holdsLive(r.key)) this.released.delete(id);
     }
   }
 
@@ -47,7 +46,7 @@ export class OwnTickets {
     const out: Ticket[] = [];
     for (const [key, t] of this.granted) {
       // Seen by its copy, or its provider no longer followed here (its lease has long passed).
-      const m = this.copies.ofKey(key);
+      const m = this.copies.following(t.provider);
       if (m === undefined || m.knows(key)) {
         this.granted.delete(key);
         continue;
@@ -65,7 +64,7 @@ export class OwnTickets {
   holdsSlot(t: Ticket): boolean {
     const r = this.released.get(t.ticketId);
     if (r === undefined || r.provider !== t.provider) return true;
-    if (this.copies.ofKey(r.key)?.shownDeleted(r.key)) this.released.delete(t.ticketId);
+    if (this.copies.following(r.provider)?.shownDeleted(r.key)) this.released.delete(t.ticketId);
     return false;
   }
 }

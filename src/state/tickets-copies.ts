@@ -111,6 +111,14 @@ export class TicketsCopies {
     return p === undefined ? undefined : this.byProvider.get(p)?.mirror;
   }
 
+  /**
+   * The copy following `provider` now, if any; unlike `of`, it neither starts one nor counts as a
+   * use. For callers that know the provider: parsing it back out of the key costs a split per call.
+   */
+  following(provider: string): TicketsMirror | undefined {
+    return this.whole ?? this.byProvider.get(provider)?.mirror;
+  }
+
   /** The providers followed one by one (none in scope "all"). */
   get followed(): string[] {
     return [...this.byProvider.keys()];

@@ -90,8 +90,8 @@ export class TicketBook {
     } catch (err) {
       return Promise.reject(err);
     }
-    this.engine.mine.forget(ref);
-    const copy = this.copies.ofKey(key);
+    this.engine.mine.forget(ref, key);
+    const copy = this.copies.following(ref.provider);
     if (copy?.available && copy.shownDeleted(key)) return Promise.resolve();
     const done = this.bucket.delete(key).then(() => undefined);
     this.releasing.add(done);
