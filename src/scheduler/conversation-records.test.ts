@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 // What a sidecar publishes of its conversations and reads of the others' (docs/rules/placement.md
 // §5.5): opaque keys, salted leading-part hashes, writes only when worth it, and shared prefixes
 // found within the namespace only.
@@ -33,6 +34,13 @@ const at = Date.UTC(2026, 11, 6);
 const where = { provider: "rig-1", model: "qwen3:14b" };
 
 describe("conversation records", () => {
+  it("keep their key format across releases: SHA-256 of each part followed by a NUL, 22 base64url characters", () => {
+    // Sidecars of two releases share records during a rollout: they must name a conversation alike.
+    const h = createHash("sha256");
+    for (const p of ["conversation", "crew/a1", "my-secret-id"]) h.update(p).update("\0");
+    expect(conversationKey("crew/a1", "my-secret-id")).toBe(h.digest("base64url").slice(0, 22));
+  });
+
   it("name the conversation by a hash of agent and id, and carry no id or text", () => {
     const r = conversationRecord(
       "crew/a1",

@@ -4,7 +4,7 @@
 // (tools, system prompt) salted with the namespace, so that another agent of the crew that sends
 // the same leading parts can expect that copy to hold them. No text, and no conversation id: the
 // key is a hash of the agent and the id.
-import { createHash } from "node:crypto";
+import { hash as cryptoHash } from "node:crypto";
 import {
   agentNamespace,
   type CachedPrefix,
@@ -26,9 +26,9 @@ const REFRESH_MS = 60_000;
 const REWRITE_GROWTH = 1.25;
 
 function hash(...parts: string[]): string {
-  const h = createHash("sha256");
-  for (const p of parts) h.update(p).update("\0");
-  return h.digest("base64url").slice(0, 22);
+  // Each part followed by a NUL, hashed in one call (half the cost of a Hash object): every
+  // placement of a conversation's turn computes its key.
+  return cryptoHash("sha256", `${parts.join("\0")}\0`, "base64url").slice(0, 22);
 }
 
 /** The opaque key of `agent`'s conversation `id`. */
