@@ -1,36 +1,21 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ticket as fixtureTicket } from "../../test/helpers/core-fixtures.js";
-import { ManualClock } from "../../test/helpers/state-fixtures.js";
-import { silentLogger } from "../log/index.js";
+import { memoryTicketsMirror } from "../../test/helpers/state-fixtures.js";
 import { unseenPending } from "./claim-guard.js";
 import { encodeJson } from "./kv.js";
-import { MemoryKvStore } from "./memory-kv.js";
-import { BucketMirror } from "./mirror.js";
+import type { BucketMirror } from "./mirror.js";
 import { ticketJson } from "./ticket-codec.js";
-import { keyLayout } from "./ticket-keys.js";
-import { type TicketsValue, ticketsDecoder } from "./tickets-view.js";
+import type { TicketsValue } from "./tickets-view.js";
 
-const keys = keyLayout("scoped");
 const mirrors: BucketMirror<TicketsValue>[] = [];
 afterEach(() => {
   for (const m of mirrors.splice(0)) m.close();
 });
 
 async function setup() {
-  const clock = new ManualClock();
-  const kv = new MemoryKvStore({ now: clock.now });
-  const bucket = await kv.bucket("t", { history: 1, ttlMs: 600_000, maxValueBytes: 0, replicas: 1 });
-  const mirror = new BucketMirror<TicketsValue>({
-    bucket,
-    connection: kv.connection,
-    decode: ticketsDecoder(keys, silentLogger),
-    group: (k: string) => keys.providerOf(k),
-    now: clock.now,
-    catchUpTimeoutMs: 300,
-  });
-  mirrors.push(mirror);
-  await mirror.start();
-  return { kv, clock, bucket, mirror };
+  const fixture = await memoryTicketsMirror();
+  mirrors.push(fixture.mirror);
+  return fixture;
 }
 
 const ticket = (ticketId: string) =>
@@ -41,7 +26,7 @@ const B = "22222222-2222-4222-8222-222222222222";
 
 describe("a guard's pending tickets the copy has not seen", () => {
   it("are those it holds neither a value nor a tombstone of, however often it is asked", async () => {
-    const { bucket, mirror } = await setup();
+    const { keys, bucket, mirror } = await setup();
     const guard = { revision: 1, stateRevision: 0, pending: [ticket(A), ticket(B)] };
     const ask = () => ids(unseenPending(keys, mirror, "gpu-a", guard, Date.now()));
     expect(ask()).toEqual([A, B]);
@@ -55,7 +40,7 @@ describe("a guard's pending tickets the copy has not seen", () => {
   });
 
   it("counts them again once the copy was rebuilt without them", async () => {
-    const { kv, clock, bucket, mirror } = await setup();
+    const { keys, kv, clock, bucket, mirror } = await setup();
     const guard = { revision: 1, stateRevision: 0, pending: [ticket(A)] };
     const key = keys.ticket(guard.pending[0]!);
     await bucket.put(key, encodeJson(ticketJson(guard.pending[0]!)));

@@ -1,18 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ticket as fixtureTicket } from "../../test/helpers/core-fixtures.js";
-import { ManualClock } from "../../test/helpers/state-fixtures.js";
-import { silentLogger } from "../log/index.js";
+import { memoryTicketsMirror } from "../../test/helpers/state-fixtures.js";
 import { encodeJson } from "./kv.js";
-import { MemoryKvStore } from "./memory-kv.js";
-import { BucketMirror } from "./mirror.js";
+import type { BucketMirror } from "./mirror.js";
 import { OwnTickets } from "./own-tickets.js";
 import { ticketJson } from "./ticket-codec.js";
 import { keyLayout } from "./ticket-keys.js";
 import { TicketsCopies } from "./tickets-copies.js";
+import type { TicketsValue } from "./tickets-view.js";
 
 const keys = keyLayout("scoped");
-
-import { type TicketsValue, ticketsDecoder } from "./tickets-view.js";
 
 const mirrors: BucketMirror<TicketsValue>[] = [];
 afterEach(() => {
@@ -20,19 +17,8 @@ afterEach(() => {
 });
 
 async function setup() {
-  const clock = new ManualClock();
-  const kv = new MemoryKvStore({ now: clock.now });
-  const bucket = await kv.bucket("t", { history: 1, ttlMs: 600_000, maxValueBytes: 0, replicas: 1 });
-  const mirror = new BucketMirror<TicketsValue>({
-    bucket,
-    connection: kv.connection,
-    decode: ticketsDecoder(keys, silentLogger),
-    group: (k: string) => keys.providerOf(k),
-    now: clock.now,
-    catchUpTimeoutMs: 300,
-  });
+  const { bucket, mirror } = await memoryTicketsMirror();
   mirrors.push(mirror);
-  await mirror.start();
   const copies = new TicketsCopies({ keys, scope: "all", make: () => mirror }, bucket);
   return { bucket, mirror, mine: new OwnTickets(copies, keys) };
 }
