@@ -192,6 +192,14 @@ describe("time policy: the conversations a copy's slots hold", () => {
   it("count only on engines that keep one prompt per slot", () => {
     expect(by("time")(fleet([seen()], "vllm"), fresh)).toMatchObject({ kind: "claim", provider: "a" });
   });
+
+  it("cost nothing where the call's own last turn ran, before its own record is published", () => {
+    // The conversation's turn 1 ran on a, after the other conversation's: a's slot holds it now,
+    // and the next turn takes its own slot back. Its record comes only later (from its second
+    // turn on, and through the watch), so the call's own cached prefix is what says so.
+    const next: PlanRequest = { ...fresh, cachedPrefixes: [{ provider: "a", model: Q8, tokens: 1_000 }] };
+    expect(by("time")(fleet([seen()]), next)).toMatchObject({ kind: "claim", provider: "a" });
+  });
 });
 
 describe("time policy: a prefix held for another conversation of the crew", () => {

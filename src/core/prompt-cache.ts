@@ -71,17 +71,22 @@ function perSlot(v: ProviderView): boolean {
  * of `model`'s copy on `v`: with an engine that keeps one prompt per slot (Ollama, llama.cpp)
  * and at least as many live conversations there as slots, not counting `own`, which returns to
  * its own slot, the engine gives the call the least recently used one, whose conversation
- * prefills its prompt again at its next turn. 0 otherwise.
+ * prefills its prompt again at its next turn. 0 otherwise, and 0 where the call's own prefix is
+ * cached (`cached`, not a shared one): its last turn ran there after the others, so its slot is
+ * the one it takes back, whether or not its own record has been published yet.
  */
 export function displacementS(
   ix: SnapshotIndex,
   v: ProviderView,
   model: string,
   own: string | undefined,
+  cached: readonly CachedPrefix[] = [],
 ): number {
   if (!perSlot(v)) return 0;
   const c = ix.conversations.copies.get(copyKey(v.name, model));
   if (c === undefined) return 0;
+  if (cached.some((p) => p.shared !== true && p.provider === v.name && p.model === model && p.tokens > 0))
+    return 0;
   const since = ix.nowMs - CONVERSATION_LIVE_MS;
   const mine = own !== undefined ? c.byKey.get(own) : undefined;
   if (mine !== undefined && mine.atMs >= since) return 0;

@@ -128,7 +128,7 @@ function freeSlot(ix: SnapshotIndex, model: string, r: PolicyRequest, sink?: Sin
       waitAtCopyS(ix, v, model) +
       serviceS(ix, v, model) -
       cacheSavingS(ix, v, model, cached) +
-      displacementS(ix, v, model, r.conversation);
+      displacementS(ix, v, model, r.conversation, cached);
     const p: Pick = { view: v, model, seconds, kind: "warm", footprintMiB: F, waitS: 0, victims: [] };
     sink?.(p);
     if (better(top, p)) top = p;
@@ -234,7 +234,7 @@ function bestOption(ix: SnapshotIndex, r: PolicyRequest, scope: Scope = ALL, sin
           waitS +
           serviceS(ix, v, c.model) -
           cacheSavingS(ix, v, c.model, r.cached) +
-          displacementS(ix, v, c.model, r.conversation),
+          displacementS(ix, v, c.model, r.conversation, r.cached),
         kind: "queue",
         footprintMiB: F,
         waitS,
