@@ -11,18 +11,17 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator/index.js";
-import { ProviderPublisher } from "../../src/publisher/index.js";
 import { MAX_CONVERSATIONS } from "../../src/scheduler/index.js";
-import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
-import { ProviderStateWriter } from "../../src/state/provider-state.js";
+import { connectNatsKv } from "../../src/state/index.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { repoRoot, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { childNodeArgs } from "../lib/child-node-args.js";
 import { round3, sequential, throughput } from "../lib/measure.js";
 import { type OtlpSink, startOtlpSink } from "../lib/otlp-sink.js";
 import { processCpuMs } from "../lib/process-cpu.js";
 import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
-import { childNodeArgs, startVariant, type Variant } from "./variant.js";
+import { publishBenchGpu, startVariant, type Variant } from "./variant.js";
 
 const N = Number(process.env.BENCH_PLACE_N ?? 3000);
 const CALLERS = 64;
@@ -47,24 +46,14 @@ export async function run(): Promise<void> {
     // mid-run, which the publisher's next probe would report, turning warm claims into loads.
     keepAlive: "24h",
   });
-  // The provider state is published through a bare bucket: a whole state store here would
-  // follow every bucket, and so process each of the sidecar's writes in the measuring client.
-  const stateKv = await connectNatsKv({ servers: nats.url });
-  const stateBucket = await stateKv.bucket(PROVIDER_STATE_BUCKET, bucketSettings(1)[PROVIDER_STATE_BUCKET]!);
-  const publisher = new ProviderPublisher({ sink: new ProviderStateWriter(stateBucket), intervalMs: 60_000 });
-  await publisher.setProviders([
-    { name: "bench-gpu", endpoint: emulator.url, totalVramMiB: 81920, maxParallel: 64 },
-  ]);
+  // Loaded before it is first probed: every claim of the run is warm.
   await (
     await fetch(`${emulator.url}/api/generate`, {
       method: "POST",
       body: JSON.stringify({ model: "qwen3:8b" }),
     })
   ).text();
-  await publisher.probeNow();
-  // Probed on, as the operator does: a state last probed over 5 minutes ago is stale, and a run
-  // of six servers' rounds on a slow day lasts longer than that.
-  publisher.start();
+  const published = await publishBenchGpu(nats.url, emulator.url);
 
   const noop = spawn(process.execPath, [path.join(repoRoot, "dist/bench/lib/noop-server.js")], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -329,8 +318,7 @@ export async function run(): Promise<void> {
     await stop(floor);
     await sidecar?.stop();
     await kv.close();
-    await publisher.stop();
-    await stateKv.close();
+    await published.stop();
     await emulator.close();
     await nats.dispose();
   }

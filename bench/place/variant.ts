@@ -4,12 +4,14 @@
 // the same build called without conversation ids. Each runs on a nats-server of its own
 // with the same provider state, so that no sidecar wakes for another's ticket writes while it
 // is measured.
+
 import { ProviderPublisher } from "../../src/publisher/index.js";
 import { bucketSettings, connectNatsKv, PROVIDER_STATE_BUCKET } from "../../src/state/index.js";
 import { ProviderStateWriter } from "../../src/state/provider-state.js";
 import { schedulerClient } from "../../test/helpers/grpc-client.js";
 import { NatsServer } from "../../test/helpers/nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "../../test/helpers/sidecar-process.js";
+import { childNodeArgs } from "../lib/child-node-args.js";
 
 export interface Variant {
   name: string;
@@ -31,21 +33,35 @@ export interface VariantOptions {
   noConversation?: boolean;
 }
 
-/** Node flags for every server process of the bench (BENCH_CHILD_NODE_ARGS, e.g. "--cpu-prof"). */
-export function childNodeArgs(): string[] {
-  return (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+/**
+ * Publishes the emulated card as provider "bench-gpu" on `natsUrl`, through a bare bucket (a whole
+ * state store would follow every bucket, and so process each of the sidecar's writes in the
+ * measuring client): probed once now, then on, as the operator does, since a state last probed
+ * over 5 minutes ago is stale and a run with every variant lasts longer than that.
+ */
+export async function publishBenchGpu(
+  natsUrl: string,
+  emulatorUrl: string,
+): Promise<{ stop(): Promise<void> }> {
+  const kv = await connectNatsKv({ servers: natsUrl });
+  const bucket = await kv.bucket(PROVIDER_STATE_BUCKET, bucketSettings(1)[PROVIDER_STATE_BUCKET]!);
+  const publisher = new ProviderPublisher({ sink: new ProviderStateWriter(bucket), intervalMs: 60_000 });
+  await publisher.setProviders([
+    { name: "bench-gpu", endpoint: emulatorUrl, totalVramMiB: 81920, maxParallel: 64 },
+  ]);
+  await publisher.probeNow();
+  publisher.start();
+  return {
+    async stop() {
+      await publisher.stop();
+      await kv.close();
+    },
+  };
 }
 
 export async function startVariant(o: VariantOptions): Promise<Variant> {
   const nats = await NatsServer.start();
-  const kv = await connectNatsKv({ servers: nats.url });
-  const bucket = await kv.bucket(PROVIDER_STATE_BUCKET, bucketSettings(1)[PROVIDER_STATE_BUCKET]!);
-  const publisher = new ProviderPublisher({ sink: new ProviderStateWriter(bucket), intervalMs: 60_000 });
-  await publisher.setProviders([
-    { name: "bench-gpu", endpoint: o.emulatorUrl, totalVramMiB: 81920, maxParallel: 64 },
-  ]);
-  await publisher.probeNow();
-  publisher.start(); // as bench place's own publisher: a state never probed again goes stale
+  const published = await publishBenchGpu(nats.url, o.emulatorUrl);
   const sidecar = await startSidecarProcess(
     ["--nats", nats.url, "--agent", "bench/agent", "--proxy-listen", ""],
     o.env ?? {},
@@ -64,8 +80,7 @@ export async function startVariant(o: VariantOptions): Promise<Variant> {
     async close() {
       client.close();
       await sidecar.stop();
-      await publisher.stop();
-      await kv.close();
+      await published.stop();
       await nats.dispose();
     },
   };

@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { childNodeArgs } from "../lib/child-node-args.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -17,11 +18,13 @@ export interface Child {
 }
 
 export async function startChild(script: string, childArgs: unknown): Promise<Child> {
-  // BENCH_CHILD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the children.
-  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(here, script), JSON.stringify(childArgs)], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...childNodeArgs(), path.join(here, script), JSON.stringify(childArgs)],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
   const first = await lines.next();
   const m = /^READY (\S+)(?: (\S+))?$/.exec(String(first.value ?? ""));

@@ -55,8 +55,7 @@ export function cacheSavingS(
   prefixes: readonly CachedPrefix[],
 ): number {
   if (prefixes.length === 0) return 0;
-  const usable = perSlot(v) ? prefixes.filter((p) => p.shared !== true) : prefixes;
-  const tokens = cachedTokensAt(usable, v.name, model);
+  const tokens = usableTokensAt(v, model, prefixes);
   if (tokens <= 0) return 0;
   return Math.min(serviceS(ix, v, model), tokens / prefillTokensPerS(v, model));
 }
@@ -64,6 +63,14 @@ export function cacheSavingS(
 /** Whether the provider's engine keeps one prompt per slot (Ollama, llama.cpp's server). */
 function perSlot(v: ProviderView): boolean {
   return !v.fixed || v.state.engine === "llamacpp";
+}
+
+/**
+ * Tokens of the call's prompt the copy holds for it: on an engine that keeps one prompt per slot,
+ * only its own conversation's (a shared prefix there sits in another conversation's slot).
+ */
+function usableTokensAt(v: ProviderView, model: string, prefixes: readonly CachedPrefix[]): number {
+  return cachedTokensAt(perSlot(v) ? prefixes.filter((p) => p.shared !== true) : prefixes, v.name, model);
 }
 
 /**
@@ -80,13 +87,11 @@ export function displacementS(
   v: ProviderView,
   model: string,
   own: string | undefined,
-  cached: readonly CachedPrefix[] = [],
+  cached: readonly CachedPrefix[],
 ): number {
   if (!perSlot(v)) return 0;
   const c = ix.conversations.copies.get(copyKey(v.name, model));
-  if (c === undefined) return 0;
-  if (cached.some((p) => p.shared !== true && p.provider === v.name && p.model === model && p.tokens > 0))
-    return 0;
+  if (c === undefined || usableTokensAt(v, model, cached) > 0) return 0;
   const since = ix.nowMs - CONVERSATION_LIVE_MS;
   const mine = own !== undefined ? c.byKey.get(own) : undefined;
   if (mine !== undefined && mine.atMs >= since) return 0;

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 // What a sidecar publishes of its conversations and reads of the others' (docs/rules/placement.md
 // §5.5): opaque keys, salted leading-part hashes, writes only when worth it, and shared prefixes
 // found within the namespace only.
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { indexConversations } from "../core/index.js";
 import {

@@ -36,7 +36,7 @@ describe("a guard's pending tickets the copy has not seen", () => {
     await bucket.delete(keys.ticket(guard.pending[1]!));
     await mirror.fresh();
     expect(ask()).toEqual([]);
-    expect(ask()).toEqual([]); // answered from what the first ask learned
+    expect(ask()).toEqual([]); // asked again: the same answer (now the remembered one)
   });
 
   it("counts them again once the copy was rebuilt without them", async () => {
