@@ -13,13 +13,14 @@ import { jainIndex } from "../../src/core/index.js";
 import {
   type CallRecord,
   type CrewSpec,
+  crewWait,
   type FairCard,
   measureWindow,
   startCrews,
   startFairCard,
   tokensByCrew,
 } from "../../test/helpers/fair-crews.js";
-import { markdownTable, percentile, runInfo, writeResult } from "../lib/report.js";
+import { markdownTable, runInfo, writeResult } from "../lib/report.js";
 
 const WINDOW_MS = Number(process.env.BENCH_FAIRNESS_WINDOW_S ?? 45) * 1000;
 const WARMUP_MS = 5_000;
@@ -95,15 +96,8 @@ function shareError(m: Measured, weights: Record<string, number>): number {
 
 /** p95 queue wait of a crew's calls over their mean service time. */
 function waitOverService(m: Measured, crew: string): number {
-  const own = m.records.filter((r) => r.crew === crew);
-  if (own.length === 0) return Number.NaN;
-  const service = own.reduce((a, r) => a + r.serviceMs, 0) / own.length;
-  return round(
-    percentile(
-      own.map((r) => r.queueWaitMs),
-      95,
-    ) / service,
-  );
+  const w = crewWait(m.records, crew);
+  return round(w.p95WaitMs / w.serviceMs);
 }
 
 const pod = (name: string, sidecars: number, loops: number, extra: Partial<CrewSpec> = {}): CrewSpec => ({

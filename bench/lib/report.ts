@@ -56,10 +56,5 @@ export function markdownTable(rows: readonly Record<string, unknown>[], columns?
   return lines.join("\n");
 }
 
-/** Percentile (nearest rank) of an unsorted sample; p in [0, 100]. */
-export function percentile(sample: readonly number[], p: number): number {
-  if (sample.length === 0) return Number.NaN;
-  const sorted = [...sample].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
+/** Percentile (nearest rank) of an unsorted sample; p in [0, 100]: the simulation's own. */
+export { percentile } from "../../src/sim/index.js";

@@ -6,6 +6,7 @@
 // each phase and again once it has idled SETTLE_MS more.
 // Target: ≤ 100 MB (the 2 s readings), and 20k within 10 % of 10k.
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { startEmulator } from "../../src/emulator/index.js";
 import { readPromSamples, sumFirst } from "../../src/engines/index.js";
 import { MAX_CONVERSATIONS } from "../../src/scheduler/index.js";
@@ -138,22 +139,22 @@ export async function run(): Promise<void> {
     await res.arrayBuffer();
   };
   try {
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     const idle = rssMb(pid);
     const heapIdle = await heapMb(sidecar.apiAddress);
     await pool(CYCLES, cycle);
     await pool(PROXIED_PER_PHASE, proxied);
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     const at10k = rssMb(pid);
     const heap10k = await heapMb(sidecar.apiAddress);
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const settled10k = rssMb(pid);
     await pool(CYCLES, cycle);
     await pool(PROXIED_PER_PHASE, proxied);
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     const at20k = rssMb(pid);
     const heap20k = await heapMb(sidecar.apiAddress);
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const settled20k = rssMb(pid);
     const heapSettled = await heapMb(sidecar.apiAddress);
     if (heap10k.conversations !== MAX_CONVERSATIONS || heap20k.conversations !== MAX_CONVERSATIONS) {

@@ -19,3 +19,4 @@ export { EventLoop } from "./events.js";
 export { SimOllama } from "./ollama.js";
 export { SCENARIOS, scenarioByName } from "./scenario-registry.js";
 export { CALL_SHAPE, homelab, lab, type Scenario } from "./scenarios.js";
+export { percentile } from "./stats.js";

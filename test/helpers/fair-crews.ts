@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.js";
 import { ProviderPublisher } from "../../src/publisher/index.js";
+import { percentile } from "../../src/sim/index.js";
 import { openStateStore, type StateStore } from "../../src/state/index.js";
 import { NatsServer } from "./nats-server.js";
 import { type SidecarProcess, startSidecarProcess } from "./sidecar-process.js";
@@ -221,6 +222,22 @@ export function tokensByCrew(records: readonly CallRecord[], from: number, to: n
     out.set(r.crew, (out.get(r.crew) ?? 0) + r.tokens);
   }
   return out;
+}
+
+/** A crew's p95 queue wait and its calls' mean service (ms); NaN for a crew without calls. */
+export function crewWait(
+  records: readonly CallRecord[],
+  crew: string,
+): { p95WaitMs: number; serviceMs: number } {
+  const own = records.filter((r) => r.crew === crew);
+  if (own.length === 0) return { p95WaitMs: Number.NaN, serviceMs: Number.NaN };
+  return {
+    p95WaitMs: percentile(
+      own.map((r) => r.queueWaitMs),
+      95,
+    ),
+    serviceMs: own.reduce((a, r) => a + r.serviceMs, 0) / own.length,
+  };
 }
 
 /** Records a run makes during `windowMs`, after `warmupMs` of settling; the window's bounds. */
